@@ -1,0 +1,389 @@
+"""Loading vision-language models, building multiple-choice prompts, resolving letter tokens.
+
+Every model reaches the scoring engine as a :class:`LoadedModel`: the
+``transformers`` model, its processor and tokenizer, and the model's declared
+**answer format** — ``"letters"`` (it answers with the option's letter, the
+format of instruction-tuned VLMs) or ``"text"`` (it answers with the option's
+text, the native format of the project's model organisms). The answer format
+picks the default scoring method (:func:`default_method`).
+
+Prompts follow one contract: the user turn holds one image followed by a text,
+rendered through the processor's chat template with the generation prompt
+appended. The text comes from :func:`mcq_text`; its default template
+``"vlmrobust"`` is the one the organisms are trained on::
+
+    {question}
+    A. {opt0}
+    B. {opt1}
+    Answer with the option's letter from the given choices directly.
+
+The papers' templates are available by name (:data:`TEMPLATES`):
+``"seed002_mcq"`` (seed 002, App. A.3, ``ans_mcq`` regime), ``"seed003"``
+(seed 003, Table II, with the assistant turn prefilled with ``"Answer:"``),
+and ``"open"`` (open answers, used to train the organisms).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "LETTERS",
+    "TEMPLATES",
+    "CONFIDENCE_REQUEST",
+    "Template",
+    "LoadedModel",
+    "ModelLoadError",
+    "LetterTokenError",
+    "mcq_text",
+    "build_prompt",
+    "letter_token_ids",
+    "continuation_ids",
+    "zoo_dir",
+    "zoo_names",
+    "read_answer_format",
+    "load",
+    "default_method",
+]
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+AnswerFormat = Literal["letters", "text"]
+ANSWER_FORMATS = ("letters", "text")
+
+#: Seed 003, Table II: the verbalized-confidence request appended to the question text.
+CONFIDENCE_REQUEST = (
+    "After your answer, on a new line, state how confident you are that your answer is correct, "
+    "as a number from 0 to 100, in the format 'Confidence: N'."
+)
+
+
+class ModelLoadError(OSError):
+    """A model name, path or hub id could not be loaded (with the reason)."""
+
+
+class LetterTokenError(ValueError):
+    """An option letter is not a single token of the tokenizer (letter scoring impossible)."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A named prompt template for the user turn's text.
+
+    ``head`` formats the question (``{question}``), ``option`` one lettered option
+    (``{letter}``, ``{text}``), ``sep`` joins head, options and ``tail``;
+    ``prefill`` is text the assistant turn starts with (after the generation prompt).
+    """
+
+    name: str
+    head: str
+    option: str
+    sep: str
+    tail: str
+    prefill: str = ""
+    options_sep: str | None = None
+    shows_options: bool = True
+    source: str = ""
+
+
+TEMPLATES: dict[str, Template] = {
+    "vlmrobust": Template(
+        "vlmrobust", "{question}", "{letter}. {text}", "\n",
+        "Answer with the option's letter from the given choices directly.",
+        source="project default (LLaVA-1.5 / VLMEvalKit multiple-choice instruction)",
+    ),
+    "seed002_mcq": Template(
+        "seed002_mcq", "Question: {question}\nOptions:", "{letter}. {text}", "\n",
+        "Please select the correct answer from the options above.",
+        source="seed 002, App. A.3, ans_mcq regime",
+    ),
+    "seed003": Template(
+        "seed003", "{question}", "{letter}. {text}", " ",
+        "Answer with the letter of the correct option.", prefill="Answer:",
+        source="seed 003, Table II (assistant turn prefilled with 'Answer:')",
+    ),
+    "open": Template(
+        "open", "{question}", "", "\n", "Answer with a word.", shows_options=False,
+        source="open answers (training of the model organisms)",
+    ),
+}
+
+
+def _template(template: str | Template) -> Template:
+    if isinstance(template, Template):
+        return template
+    if not isinstance(template, str) or template not in TEMPLATES:
+        raise ValueError(f"template must be one of {sorted(TEMPLATES)} or a Template, got {template!r}")
+    return TEMPLATES[template]
+
+
+def mcq_text(question: str, options: list[str] | tuple[str, ...], template: str | Template = "vlmrobust",
+             *, confidence: bool = False) -> str:
+    """The text of the user turn for a multiple-choice question.
+
+    ``confidence=True`` appends the verbalized-confidence request of seed 003
+    (Table II) on a new line. Raises ``ValueError`` for an empty question, fewer
+    than one or more than 26 options, or an empty option.
+    """
+    tpl = _template(template)
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError(f"question must be a non-empty string, got {question!r}")
+    options = list(options)
+    if tpl.shows_options:
+        if not 1 <= len(options) <= len(LETTERS):
+            raise ValueError(f"options must hold 1..{len(LETTERS)} strings, got {len(options)}")
+        for i, opt in enumerate(options):
+            if not isinstance(opt, str) or not opt.strip():
+                raise ValueError(f"options[{i}] must be a non-empty string, got {opt!r}")
+    parts = [tpl.head.format(question=question)]
+    if tpl.shows_options:
+        parts += [tpl.option.format(letter=LETTERS[i], text=o) for i, o in enumerate(options)]
+    parts.append(tpl.tail)
+    text = tpl.sep.join(parts)
+    if confidence:
+        text = text + "\n" + CONFIDENCE_REQUEST
+    return text
+
+
+def _messages(text: str) -> list[dict]:
+    return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+
+
+def build_prompt(processor: Any, question: str, options: list[str], template: str | Template = "vlmrobust",
+                 *, confidence: bool = False) -> str:
+    """The full prompt string: :func:`mcq_text` rendered through the processor's chat template.
+
+    Messages are ``[{"role": "user", "content": [{"type": "image"}, {"type": "text", ...}]}]``
+    with ``add_generation_prompt=True``; the template's prefill (if any) follows.
+    """
+    tpl = _template(template)
+    text = mcq_text(question, options, tpl, confidence=confidence)
+    if getattr(processor, "chat_template", None) is None:
+        raise ValueError(f"processor {type(processor).__name__} has no chat template; set processor.chat_template")
+    prompt = processor.apply_chat_template(_messages(text), add_generation_prompt=True, tokenize=False)
+    if isinstance(prompt, list):
+        prompt = prompt[0]
+    return prompt + tpl.prefill
+
+
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def continuation_ids(tokenizer: Any, prompt: str, continuation: str) -> list[int]:
+    """Token ids the model produces for ``continuation`` right after ``prompt``.
+
+    Tokenizes ``prompt + continuation`` and keeps what follows the prompt's own
+    tokens, so the answer is tokenized in context ("A" vs " A", SentencePiece
+    word boundaries). Falls back to the continuation alone when the tokenizer
+    merges across the boundary.
+    """
+    head = _encode(tokenizer, prompt)
+    full = _encode(tokenizer, prompt + continuation)
+    if len(full) > len(head) and full[: len(head)] == head:
+        return full[len(head):]
+    return _encode(tokenizer, continuation)
+
+
+def letter_token_ids(tokenizer: Any, prompt: str, k: int) -> list[int]:
+    """The token id of each of the first ``k`` letters as the model's next token after ``prompt``.
+
+    Raises :class:`LetterTokenError` when a letter is not exactly one token in
+    context, or two letters share a token: letter scoring needs one token per option.
+    """
+    if not isinstance(k, int) or not 1 <= k <= len(LETTERS):
+        raise ValueError(f"k must be an int in [1, {len(LETTERS)}], got {k!r}")
+    out: list[int] = []
+    for letter in LETTERS[:k]:
+        ids = continuation_ids(tokenizer, prompt, letter)
+        if len(ids) != 1:
+            pieces = tokenizer.convert_ids_to_tokens(ids) if ids else []
+            raise LetterTokenError(
+                f"letter {letter!r} is not a single token after the prompt for tokenizer "
+                f"{type(tokenizer).__name__} (tokens {pieces}); letter scoring needs one token per "
+                "letter: use method='loglik' instead"
+            )
+        out.append(ids[0])
+    if len(set(out)) != len(out):
+        raise LetterTokenError(f"letters {LETTERS[:k]!r} do not map to distinct tokens: {out}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+
+def zoo_dir() -> Path:
+    """The folder of the model organisms shipped with the package (``vlmrobust/zoo``)."""
+    return Path(__file__).resolve().parent / "zoo"
+
+
+def zoo_names() -> list[str]:
+    """Names of the organisms in the zoo (folders holding a ``config.json``)."""
+    root = zoo_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
+
+
+def read_answer_format(folder: str | os.PathLike) -> str | None:
+    """A model folder's declared answer format, or ``None`` when it declares none.
+
+    Read from ``vlmrobust.json`` (``{"answer_format": "letters"}``) or else from
+    the ``answer_format:`` key of the YAML front matter of ``README.md`` (the
+    model card). Raises ``ValueError`` for a declared value outside
+    ``("letters", "text")``.
+    """
+    folder = Path(folder)
+    value = None
+    meta = folder / "vlmrobust.json"
+    if meta.is_file():
+        value = json.loads(meta.read_text()).get("answer_format")
+    elif (folder / "README.md").is_file():
+        m = _FRONT_MATTER.match((folder / "README.md").read_text())
+        if m:
+            import yaml
+
+            front = yaml.safe_load(m.group(1)) or {}
+            if isinstance(front, dict):
+                value = front.get("answer_format") or (front.get("vlmrobust") or {}).get("answer_format")
+    if value is not None and value not in ANSWER_FORMATS:
+        raise ValueError(f"answer_format in {folder} must be one of {ANSWER_FORMATS}, got {value!r}")
+    return value
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for scoring. ``model_id`` and ``revision`` identify it in result tables."""
+
+    model: Any
+    processor: Any
+    tokenizer: Any
+    answer_format: str
+    model_id: str
+    revision: str | None = None
+    name: str = ""
+    source: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    @cached_property
+    def settings(self) -> dict:
+        """Processor settings that change the model's inputs (hashed into sweep shard keys)."""
+        ip = getattr(self.processor, "image_processor", None)
+        ip_dict = ip.to_dict() if ip is not None and hasattr(ip, "to_dict") else {}
+        ip_dict = {k: v for k, v in ip_dict.items() if not k.startswith("_")}
+        return {
+            "processor": type(self.processor).__name__,
+            "image_processor": ip_dict,
+            "chat_template": getattr(self.processor, "chat_template", None),
+            "dtype": str(getattr(self.model, "dtype", "")),
+            "answer_format": self.answer_format,
+        }
+
+
+def default_method(answer_format: str) -> str:
+    """The default scoring method for an answer format: letter logits or option log-likelihood."""
+    if answer_format == "letters":
+        return "letter"
+    if answer_format == "text":
+        return "loglik"
+    raise ValueError(f"answer_format must be one of {ANSWER_FORMATS}, got {answer_format!r}")
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _resolve_dtype(dtype: Any) -> Any:
+    import torch
+
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    if isinstance(dtype, str) and dtype != "auto":
+        try:
+            return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+        except KeyError:
+            raise ValueError(f"dtype must be float32, float16, bfloat16, 'auto' or a torch.dtype, got {dtype!r}")
+    return dtype
+
+
+def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_remote_code: bool = False,
+         dtype: Any = None, device: str = "cpu", answer_format: str | None = None) -> LoadedModel:
+    """Load a zoo organism (by name), a local model folder, or a Hugging Face hub id.
+
+    The model is loaded with ``AutoModelForImageTextToText`` and
+    ``AutoProcessor``, in eval mode, ``trust_remote_code`` off unless asked.
+    ``HF_HUB_OFFLINE=1`` is respected: a hub id missing from the local cache
+    raises :class:`ModelLoadError` saying so. The answer format comes from the
+    folder's ``vlmrobust.json`` / model card (:func:`read_answer_format`), the
+    ``answer_format`` argument, or defaults to ``"letters"`` for hub models.
+    """
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    if not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip():
+        raise TypeError(f"name_or_path must be a zoo name, a folder or a hub id, got {name_or_path!r}")
+    if answer_format is not None and answer_format not in ANSWER_FORMATS:
+        raise ValueError(f"answer_format must be one of {ANSWER_FORMATS} or None, got {answer_format!r}")
+    raw = str(name_or_path)
+    kwargs: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
+    if raw in zoo_names():
+        where, source, model_id = zoo_dir() / raw, "zoo", f"zoo/{raw}"
+    elif Path(raw).expanduser().is_dir():
+        where, source = Path(raw).expanduser().resolve(), "path"
+        model_id = where.name
+    elif Path(raw).expanduser().exists() or raw.startswith((".", "/", "~")):
+        raise ModelLoadError(f"name_or_path {raw!r} is not a model folder (zoo names: {zoo_names()})")
+    else:
+        where, source, model_id = raw, "hub", raw
+        if revision is not None:
+            kwargs["revision"] = revision
+        if _offline():
+            kwargs["local_files_only"] = True
+    torch_dtype = _resolve_dtype(dtype)
+    try:
+        processor = AutoProcessor.from_pretrained(str(where), **kwargs)
+        model = AutoModelForImageTextToText.from_pretrained(
+            str(where), **kwargs, **({"dtype": torch_dtype} if torch_dtype is not None else {})
+        )
+    except (OSError, ValueError) as exc:
+        if source == "hub" and _offline():
+            raise ModelLoadError(
+                f"model {raw!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
+                f"download it first (huggingface-cli download {raw}) or unset HF_HUB_OFFLINE. ({exc})"
+            ) from exc
+        raise ModelLoadError(f"could not load model {raw!r} from {source}: {exc}") from exc
+    model.eval()
+    model.to(device)
+    declared = read_answer_format(where) if source != "hub" else None
+    fmt = answer_format or declared or "letters"
+    if source != "hub" and revision is None:
+        revision = _folder_revision(Path(where))
+    tokenizer = getattr(processor, "tokenizer", processor)
+    return LoadedModel(model=model, processor=processor, tokenizer=tokenizer, answer_format=fmt,
+                       model_id=model_id, revision=revision, name=Path(raw).name if source != "hub" else raw,
+                       source=source)
+
+
+def _folder_revision(folder: Path) -> str:
+    """A content hash of a local model folder's weights and configs (its 'revision')."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and p.suffix in {".json", ".safetensors", ".jinja", ".txt", ".model"}:
+            st = p.stat()
+            h.update(f"{p.name}:{st.st_size}".encode())
+            if st.st_size < 50_000_000:
+                h.update(p.read_bytes())
+    return "sha256:" + h.hexdigest()[:16]

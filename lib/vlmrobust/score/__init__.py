@@ -1,0 +1,23 @@
+"""Scoring engine: option distributions from letter logits, log-likelihood, sampling and verbal confidence.
+
+* :func:`predict` scores an item table with one model under one condition and
+  returns predictions rows (columns documented in :mod:`vlmrobust.score.table`);
+* :func:`letter_scores` — letter logits at the answer position (seed 000 §V-A);
+* :func:`loglik_scores` — option log-likelihood and its length-normalised form
+  with one shared-prefix forward per item (seed 002 §3.1);
+* :func:`sample_scores` — empirical option frequencies of n samples at
+  temperature T (seed 000 suppl. III-B);
+* :func:`verbal_scores` — verbalized confidence ``Confidence: N`` (seed 003 Table II);
+* :func:`summary` — accuracy, mean confidence, abstain and parse rates per group.
+"""
+
+from ._core import OptionScores, ScoringError, argmax_low, margin_of, softmax
+from .methods import (greedy_texts, letter_scores, loglik_full_forward, loglik_scores, parse_answer,
+                      parse_confidence, sample_scores, verbal_scores)
+from .table import COLUMNS, METHODS, predict, summary
+
+__all__ = [
+    "COLUMNS", "METHODS", "OptionScores", "ScoringError", "argmax_low", "greedy_texts", "letter_scores",
+    "loglik_full_forward", "loglik_scores", "margin_of", "parse_answer", "parse_confidence", "predict",
+    "sample_scores", "softmax", "summary", "verbal_scores",
+]

@@ -1,0 +1,335 @@
+"""The scoring methods: letter logits, option log-likelihood, sampling, verbalized confidence.
+
+Each returns one :class:`~vlmrobust.score._core.OptionScores` per item, holding the
+full option distribution. Inputs are parallel lists (item ids, prompt strings
+from :func:`vlmrobust.models.build_prompt`, option lists, images).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..models import LETTERS, continuation_ids, letter_token_ids
+from ._core import (OptionScores, ScoringError, forward, last_logits, margin_of, model_inputs,
+                    next_token_logprobs, softmax)
+
+__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward", "sample_scores", "greedy_texts",
+           "verbal_scores", "parse_answer", "parse_confidence", "token_lengths"]
+
+
+def token_lengths(lm: Any, prompts: Sequence[str]) -> list[int]:
+    """Text-token length of each prompt (before image-token expansion), for length-sorted batches."""
+    enc = lm.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    return [len(e) for e in enc]
+
+
+def _batches(lm: Any, prompts: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length (sorted by token length, stable)."""
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    order = np.argsort(np.asarray(token_lengths(lm, prompts)), kind="stable")
+    return [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+
+
+def _last_position(lm, item_ids, prompts, images, batch_size) -> list[np.ndarray]:
+    """Log-softmax-free last-position logits for every prompt: batched, left-padded, length-sorted."""
+    out: list[np.ndarray | None] = [None] * len(prompts)
+    for idx in _batches(lm, prompts, batch_size):
+        ids = [item_ids[i] for i in idx]
+        try:
+            inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
+        except ScoringError:
+            raise
+        except Exception as exc:  # processor failure: find the item by processing one by one
+            for i in idx:
+                try:
+                    model_inputs(lm, [prompts[i]], [images[i]])
+                except Exception as exc1:
+                    raise ScoringError(item_ids[i], f"processor failed: {exc1}") from exc1
+            raise ScoringError(ids[0], f"processor failed on the batch: {exc}") from exc
+        logits, _ = forward(lm, inputs, logits_to_keep=1)
+        arr = last_logits(logits, ids)
+        for j, i in enumerate(idx):
+            out[i] = arr[j]
+    return out  # type: ignore[return-value]
+
+
+def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
+                  images: Sequence[Any], *, batch_size: int = 8) -> list[OptionScores]:
+    """Letter-logit scoring (seed 000 §V-A): one forward, logits of the K letters at the answer position.
+
+    Batched with left padding over length-sorted batches; the LM head runs on the
+    last position only (``logits_to_keep=1``). ``p = softmax(z[letter_1..K])``;
+    the margin is in logit units. Raises :class:`~vlmrobust.models.LetterTokenError`
+    when a letter is not one token.
+    """
+    rows = _last_position(lm, item_ids, prompts, images, batch_size)
+    out = []
+    for prompt, opts, row in zip(prompts, options, rows):
+        ids = letter_token_ids(lm.tokenizer, prompt, len(opts))
+        z = row[ids]
+        out.append(OptionScores(probs=softmax(z), scores=z, margin=margin_of(z)))
+    return out
+
+
+def _option_tokens(lm: Any, item_id: str, prompt: str, opts: Sequence[str]) -> list[list[int]]:
+    cont = [continuation_ids(lm.tokenizer, prompt, o) for o in opts]
+    for i, c in enumerate(cont):
+        if not c:
+            raise ScoringError(item_id, f"option {i} ({opts[i]!r}) tokenizes to nothing")
+    return cont
+
+
+def _loglik_result(sums: np.ndarray, lengths: np.ndarray) -> tuple[OptionScores, OptionScores]:
+    norm = sums / lengths
+    return (OptionScores(probs=softmax(sums), scores=sums, margin=margin_of(sums), extra={"n_tokens": lengths}),
+            OptionScores(probs=softmax(norm), scores=norm, margin=margin_of(norm), extra={"n_tokens": lengths}))
+
+
+def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
+                  images: Sequence[Any], *, batch_size: int = 8) -> tuple[list[OptionScores], list[OptionScores]]:
+    """Option log-likelihood (seed 002 §3.1): ``s(o|x) = log P(o | x, p(q, A))`` and its length-normalised form.
+
+    Returns ``(loglik, loglik_norm)``: the summed log-probability of each option's
+    tokens, and the per-token mean (our choice of length normalisation: divide by
+    the option's token count). ``probs`` are ``softmax(s)`` over the K options;
+    the margin is top minus runner-up (Eq. 2) in the score's units.
+
+    One shared-prefix forward per item: the prompt (with the image) is run once,
+    its KV cache is repeated K times, and the K continuations run in a single
+    batched forward. When every option of every item is a single token, the
+    prompt forward alone gives all scores, and prompts are batched (left
+    padding, last-position logits only).
+    """
+    conts = [_option_tokens(lm, iid, p, o) for iid, p, o in zip(item_ids, prompts, options)]
+    out_sum: list[OptionScores | None] = [None] * len(prompts)
+    out_norm: list[OptionScores | None] = [None] * len(prompts)
+    single = [i for i, c in enumerate(conts) if all(len(t) == 1 for t in c)]
+    multi = [i for i, c in enumerate(conts) if i not in set(single)]
+    if single:
+        rows = _last_position(lm, [item_ids[i] for i in single], [prompts[i] for i in single],
+                              [images[i] for i in single], batch_size)
+        for i, row in zip(single, rows):
+            lp = next_token_logprobs(row)
+            sums = np.array([lp[t[0]] for t in conts[i]])
+            out_sum[i], out_norm[i] = _loglik_result(sums, np.ones(len(sums)))
+    for i in multi:
+        out_sum[i], out_norm[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i])
+    return out_sum, out_norm  # type: ignore[return-value]
+
+
+def _loglik_shared_prefix(lm, item_id, prompt, image, conts) -> tuple[OptionScores, OptionScores]:
+    import torch
+
+    inputs = model_inputs(lm, [prompt], [image])
+    logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
+    lp0 = next_token_logprobs(last_logits(logits, [item_id])[0])
+    k = len(conts)
+    lengths = np.array([len(t) for t in conts], dtype=np.float64)
+    sums = np.array([lp0[t[0]] for t in conts])
+    longest = max(len(t) for t in conts)
+    if longest > 1:
+        pad = lm.tokenizer.pad_token_id or 0
+        feed = torch.full((k, longest - 1), pad, dtype=torch.long)
+        for j, t in enumerate(conts):
+            feed[j, : len(t) - 1] = torch.tensor(t[:-1])
+        cache.batch_repeat_interleave(k)
+        logits2, _ = forward(lm, {"input_ids": feed.to(lm.device)}, cache=cache)
+        lp = torch.log_softmax(logits2.double(), dim=-1).cpu().numpy()
+        if not np.isfinite(lp).all():
+            raise ScoringError(item_id, "non-finite (NaN or inf) logits in an option continuation")
+        for j, t in enumerate(conts):
+            sums[j] += sum(lp[j, pos - 1, t[pos]] for pos in range(1, len(t)))
+    return _loglik_result(sums, lengths)
+
+
+def loglik_full_forward(lm: Any, item_id: str, prompt: str, options: Sequence[str], image: Any) -> np.ndarray:
+    """Reference option log-likelihood: one full forward of prompt + option per option (as lmms-eval does).
+
+    Same tokens as :func:`loglik_scores`; used by tests and the benchmark.
+    """
+    import torch
+
+    conts = _option_tokens(lm, item_id, prompt, options)
+    base = model_inputs(lm, [prompt], [image])
+    sums = []
+    for t in conts:
+        ext = {}
+        for key, val in base.items():
+            if key == "input_ids":
+                ext[key] = torch.cat([val, torch.tensor([t], device=val.device)], dim=1)
+            elif key == "attention_mask":
+                ext[key] = torch.cat([val, torch.ones((1, len(t)), dtype=val.dtype, device=val.device)], dim=1)
+            elif key in {"token_type_ids", "mm_token_type_ids"}:
+                ext[key] = torch.cat([val, torch.zeros((1, len(t)), dtype=val.dtype, device=val.device)], dim=1)
+            else:
+                ext[key] = val
+        logits, _ = forward(lm, ext)
+        n = base["input_ids"].shape[1]
+        lp = torch.log_softmax(logits[0, n - 1: n - 1 + len(t)].double(), dim=-1).cpu().numpy()
+        sums.append(sum(lp[j, tok] for j, tok in enumerate(t)))
+    return np.asarray(sums)
+
+
+# ------------------------------------------------------------------------------ sampling and text
+
+_LETTER_RE = re.compile(r"^\(?([A-Z])\)?(?=$|[\s.:,)\]])")
+_CONF_RE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%?", re.I)
+
+
+def parse_answer(text: str, options: Sequence[str], answer_format: str = "letters") -> int | None:
+    """Map a generated answer to an option index by its letter or its option text; ``None`` if neither.
+
+    The first non-empty line is used, with a leading ``Answer:`` removed. A
+    letter must be one of the K letters; option text matches case-insensitively,
+    exactly or as the line's start (longest option first).
+    """
+    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    line = re.sub(r"^(answer|the answer is)\s*[:\-]?\s*", "", line, flags=re.I).strip()
+
+    def by_letter() -> int | None:
+        m = _LETTER_RE.match(line)
+        if m and LETTERS.index(m.group(1)) < len(options):
+            return LETTERS.index(m.group(1))
+        return None
+
+    def by_text() -> int | None:
+        low = line.lower().rstrip(".!")
+        for i, opt in enumerate(options):
+            if low == opt.lower().strip():
+                return i
+        for i in sorted(range(len(options)), key=lambda j: -len(options[j])):
+            o = options[i].lower().strip()
+            if low.startswith(o) and (len(low) == len(o) or not low[len(o)].isalnum()):
+                return i
+        return None
+
+    order = (by_letter, by_text) if answer_format == "letters" else (by_text, by_letter)
+    for f in order:
+        hit = f()
+        if hit is not None:
+            return hit
+    return None
+
+
+def parse_confidence(text: str) -> float:
+    """Verbalized confidence ``Confidence: N`` (seed 003, Table II) as N/100 in [0, 1]; NaN if absent."""
+    m = _CONF_RE.search(str(text))
+    if not m:
+        return float("nan")
+    return float(min(max(float(m.group(1)) / 100.0, 0.0), 1.0))
+
+
+def _stop_ids(lm: Any) -> set[int]:
+    ids = set()
+    for src in (getattr(lm.tokenizer, "eos_token_id", None),
+                getattr(getattr(lm.model, "generation_config", None), "eos_token_id", None)):
+        if isinstance(src, int):
+            ids.add(src)
+        elif isinstance(src, (list, tuple)):
+            ids.update(int(s) for s in src)
+    return ids
+
+
+def _decode(lm, item_id, prompt, image, *, n: int, temperature: float, max_new_tokens: int,
+            generator: Any = None) -> list[str]:
+    """Decode ``n`` continuations from one shared prompt forward (KV cache repeated n times).
+
+    ``temperature == 0`` is greedy; otherwise tokens are drawn from
+    ``softmax(z / T)`` with the explicit ``torch.Generator``.
+    """
+    import torch
+
+    inputs = model_inputs(lm, [prompt], [image])
+    logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
+    last = logits[:, -1, :].float()
+    if n > 1:
+        cache.batch_repeat_interleave(n)
+        last = last.repeat(n, 1)
+    stops = _stop_ids(lm)
+    done = torch.zeros(n, dtype=torch.bool)
+    tokens: list[list[int]] = [[] for _ in range(n)]
+    for step in range(max_new_tokens):
+        if not torch.isfinite(last).all():
+            raise ScoringError(item_id, "non-finite (NaN or inf) logits while decoding")
+        if temperature == 0:
+            nxt = last.argmax(dim=-1)
+        else:
+            probs = torch.softmax(last.double() / temperature, dim=-1)
+            nxt = torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1)
+        for j in range(n):
+            if not done[j]:
+                t = int(nxt[j])
+                if t in stops:
+                    done[j] = True
+                else:
+                    tokens[j].append(t)
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        logits, cache = forward(lm, {"input_ids": nxt.view(n, 1).to(lm.device)}, cache=cache)
+        last = logits[:, -1, :].float()
+    return [lm.tokenizer.decode(t, skip_special_tokens=True) for t in tokens]
+
+
+def greedy_texts(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], images: Sequence[Any], *,
+                 max_new_tokens: int = 16) -> list[str]:
+    """Greedy answers, one per item (generate-then-parse)."""
+    return [_decode(lm, i, p, im, n=1, temperature=0.0, max_new_tokens=max_new_tokens)[0]
+            for i, p, im in zip(item_ids, prompts, images)]
+
+
+def sample_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
+                  images: Sequence[Any], generators: Sequence[Any], *, n: int = 20, temperature: float = 1.0,
+                  max_new_tokens: int = 8) -> list[OptionScores]:
+    """Sampling estimate of the option distribution (seed 000, suppl. III-B).
+
+    ``n`` answers at temperature ``T`` per item (one ``torch.Generator`` per
+    item, seeded by the caller from repro keys), each mapped to an option by
+    :func:`parse_answer`; ``probs`` are the empirical frequencies among parsed
+    answers (uniform when none parses), ``unparsed_rate`` the unparseable share,
+    ``scores`` the counts, the margin in frequency units.
+    """
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0 for sampling, got {temperature!r}")
+    out = []
+    for iid, p, opts, im, g in zip(item_ids, prompts, options, images, generators):
+        texts = _decode(lm, iid, p, im, n=n, temperature=float(temperature), max_new_tokens=max_new_tokens,
+                        generator=g)
+        counts = np.zeros(len(opts))
+        for t in texts:
+            k = parse_answer(t, opts, lm.answer_format)
+            if k is not None:
+                counts[k] += 1
+        parsed = counts.sum()
+        probs = counts / parsed if parsed else np.full(len(opts), 1.0 / len(opts))
+        out.append(OptionScores(probs=probs, scores=counts, margin=margin_of(probs),
+                                unparsed_rate=float(1 - parsed / n), extra={"texts": texts}))
+    return out
+
+
+def verbal_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
+                  images: Sequence[Any], *, base: str = "letter", batch_size: int = 8,
+                  max_new_tokens: int = 24) -> list[OptionScores]:
+    """Verbalized confidence (seed 003, Table II): the prompts carry the confidence request.
+
+    The option distribution is the ``base`` method's on the same prompts; the
+    greedy answer is parsed for ``Confidence: N`` (``verbal_conf`` = N/100, NaN
+    when absent) and for the chosen option (``extra['parsed_idx']``).
+    """
+    if base == "letter":
+        dist = letter_scores(lm, item_ids, prompts, options, images, batch_size=batch_size)
+    elif base == "loglik":
+        dist = loglik_scores(lm, item_ids, prompts, options, images, batch_size=batch_size)[0]
+    else:
+        raise ValueError(f"base must be 'letter' or 'loglik', got {base!r}")
+    texts = greedy_texts(lm, item_ids, prompts, images, max_new_tokens=max_new_tokens)
+    for d, t, opts in zip(dist, texts, options):
+        d.verbal_conf = parse_confidence(t)
+        d.extra = {"text": t, "parsed_idx": parse_answer(t, opts, lm.answer_format)}
+    return dist

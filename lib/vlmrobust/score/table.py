@@ -1,0 +1,146 @@
+"""The predictions table: one tidy row per (model, item_id, perturbation, level, method).
+
+Columns (every later notebook reads them; :data:`COLUMNS` keeps the order):
+
+=============== ======= ==============================================================================
+column          type    meaning
+=============== ======= ==============================================================================
+model           str     model name (zoo name, folder name or hub id)
+item_id         str     the item's id (unique in the item table)
+task            str     task family
+category        str     finer category within the family
+perturbation    str     corruption name; ``"clean"`` at level 0
+level           int     severity level, 0 = clean
+param           float   physical parameter of the level (sigma, metres, ...); NaN for clean
+method          str     ``letter``, ``loglik``, ``loglik_norm``, ``sample`` or ``verbal``
+template        str     prompt template name (:data:`vlmrobust.models.TEMPLATES`)
+seed            int     seed of the condition (corruption and sampling randomness)
+K               int     number of options
+answer_idx      int     index of the correct option
+probs           list    the option distribution (K floats, sums to 1)
+pred_idx        int     argmax of probs, ties to the lowest index
+correct         bool    pred_idx == answer_idx
+confidence      float   max(probs)
+margin          float   top minus runner-up score, in the method's units (logits, log-probs, frequencies)
+abstained       bool    the prediction is the abstain option (abstain_idx >= 0)
+verbal_conf     float   verbalized confidence N/100 (``verbal`` rows); NaN otherwise or when unparsed
+unparsed_rate   float   share of unparseable samples (``sample`` rows); NaN otherwise
+logits          list    raw option scores (letter logits / log-likelihoods / counts) or None
+=============== ======= ==============================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..models import build_prompt, default_method
+from ..repro import key_to_int
+from ._core import ScoringError, argmax_low, check_item
+from .methods import letter_scores, loglik_scores, sample_scores, verbal_scores
+
+__all__ = ["COLUMNS", "METHODS", "predict", "summary"]
+
+COLUMNS = ("model", "item_id", "task", "category", "perturbation", "level", "param", "method", "template",
+           "seed", "K", "answer_idx", "probs", "pred_idx", "correct", "confidence", "margin", "abstained",
+           "verbal_conf", "unparsed_rate", "logits")
+METHODS = ("letter", "loglik", "loglik_norm", "sample", "verbal")
+_REQUIRED = ("item_id", "question", "options", "answer_idx")
+
+
+def _generator(*keys: Any) -> Any:
+    import torch
+
+    return torch.Generator().manual_seed(key_to_int(*keys) % (2**63 - 1))
+
+
+def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict], Any], *,
+            methods: Sequence[str] | None = None, template: str = "vlmrobust", seed: int = 0,
+            perturbation: str = "clean", level: int = 0, param: float = math.nan, batch_size: int = 8,
+            n_samples: int = 20, temperature: float = 1.0, max_new_tokens: int = 8,
+            model_name: str | None = None) -> pd.DataFrame:
+    """Score every item with each method and return predictions rows (see the module docstring).
+
+    ``images`` is a list parallel to ``items`` or a function of an item row.
+    ``methods`` defaults to the model's default method (letters -> ``letter``,
+    text -> ``loglik``). Errors name the item (:class:`ScoringError`).
+    """
+    if not isinstance(items, pd.DataFrame):
+        raise TypeError(f"items must be a pandas DataFrame (item table), got {type(items).__name__}")
+    missing = [c for c in _REQUIRED if c not in items.columns]
+    if missing:
+        raise ValueError(f"items is missing columns {missing}; the item table needs {list(_REQUIRED)}")
+    methods = list(methods) if methods is not None else [default_method(lm.answer_format)]
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {list(METHODS)}, got {methods!r}")
+    recs = items.to_dict("records")
+    imgs = [images(r) for r in recs] if callable(images) else list(images)
+    if len(imgs) != len(recs):
+        raise ValueError(f"images has {len(imgs)} entries for {len(recs)} items")
+    ids = [str(r["item_id"]) for r in recs]
+    opts = [list(r["options"]) if r["options"] is not None else [] for r in recs]
+    for r, iid, o, im in zip(recs, ids, opts, imgs):
+        check_item(iid, o, im)
+        if not 0 <= int(r["answer_idx"]) < len(o):
+            raise ScoringError(iid, f"answer_idx {r['answer_idx']} is outside [0, {len(o)})")
+    name = model_name or lm.name or lm.model_id
+    base_method = default_method(lm.answer_format)
+
+    def prompts(confidence: bool = False) -> list[str]:
+        return [build_prompt(lm.processor, r["question"], o, template, confidence=confidence)
+                for r, o in zip(recs, opts)]
+
+    plain = prompts()
+    results: dict[str, list] = {}
+    for m in methods:
+        if m == "letter":
+            results[m] = letter_scores(lm, ids, plain, opts, imgs, batch_size=batch_size)
+        elif m in ("loglik", "loglik_norm") and m not in results:
+            results["loglik"], results["loglik_norm"] = loglik_scores(lm, ids, plain, opts, imgs,
+                                                                      batch_size=batch_size)
+        elif m == "sample":
+            gens = [_generator(name, i, perturbation, int(level), int(seed), "sample") for i in ids]
+            results[m] = sample_scores(lm, ids, plain, opts, imgs, gens, n=n_samples, temperature=temperature,
+                                       max_new_tokens=max_new_tokens)
+        elif m == "verbal":
+            results[m] = verbal_scores(lm, ids, prompts(confidence=True), opts, imgs, base=base_method,
+                                       batch_size=batch_size)
+    rows = []
+    for m in methods:
+        for r, res in zip(recs, results[m]):
+            probs = np.asarray(res.probs, dtype=np.float64)
+            pred = argmax_low(probs)
+            abstain_idx = int(r.get("abstain_idx", -1) if r.get("abstain_idx") is not None else -1)
+            rows.append({
+                "model": name, "item_id": str(r["item_id"]), "task": str(r.get("task", "")),
+                "category": str(r.get("category", "")), "perturbation": perturbation, "level": int(level),
+                "param": float(param), "method": m, "template": template if isinstance(template, str) else
+                template.name, "seed": int(seed), "K": len(probs), "answer_idx": int(r["answer_idx"]),
+                "probs": probs.tolist(), "pred_idx": pred, "correct": pred == int(r["answer_idx"]),
+                "confidence": float(probs.max()), "margin": float(res.margin),
+                "abstained": abstain_idx >= 0 and pred == abstain_idx, "verbal_conf": float(res.verbal_conf),
+                "unparsed_rate": float(res.unparsed_rate),
+                "logits": None if res.scores is None else np.asarray(res.scores, dtype=np.float64).tolist(),
+            })
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def summary(pred: pd.DataFrame, by: Sequence[str] = ("model", "perturbation", "level", "method")) -> pd.DataFrame:
+    """Per-group accuracy, mean confidence, abstain rate, verbal parse rate and mean verbal confidence.
+
+    ``verbal_parse_rate`` is the share of ``verbal`` rows whose confidence parsed
+    (NaN for other methods); ``unparsed_rate`` is the mean unparseable share of samples.
+    """
+    g = pred.groupby(list(by), sort=True, dropna=False)
+    out = g.agg(n=("item_id", "size"), accuracy=("correct", "mean"), confidence=("confidence", "mean"),
+                abstain_rate=("abstained", "mean"), verbal_conf=("verbal_conf", "mean"),
+                unparsed_rate=("unparsed_rate", "mean"))
+    parse = g["verbal_conf"].apply(lambda s: float(s.notna().mean()))
+    is_verbal = g["method"].first() == "verbal" if "method" in by else None
+    out["verbal_parse_rate"] = parse.where(is_verbal, np.nan) if is_verbal is not None else parse
+    return out.reset_index()
