@@ -1,0 +1,21 @@
+"""Metrics computed from the predictions table.
+
+Seed 000 (Bench-C) structural diagnosis: :func:`pairs` (Eqs. 7–12 per
+clean–corrupted pair), :func:`state_effects` (state and source attribution,
+Eqs. 13–16), the model tables (:func:`table_ii`, :func:`table_iii`,
+:func:`table_iv`, :func:`table_vi`), severity :func:`trajectories` and
+question-level bootstrap intervals.
+"""
+
+from .attribution import state_effects
+from .pairs import STATES, pairs, probs_matrix
+from .ras import alignment, normalised_entropy, ras, top1
+from .tables import REGIMES, regime_of, table_ii, table_iii, table_iv, table_vi
+from .trajectories import TRAJECTORY_CLASSES, classify_paths, trajectories, trajectory_summary
+
+__all__ = [
+    "STATES", "REGIMES", "TRAJECTORY_CLASSES",
+    "pairs", "probs_matrix", "alignment", "normalised_entropy", "ras", "top1",
+    "state_effects", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of",
+    "classify_paths", "trajectories", "trajectory_summary",
+]

@@ -1,0 +1,90 @@
+"""Integer group codes and bincount sums: the vectorised group-by under the metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def as_cols(by: str | Sequence[str] | None, name: str = "by") -> tuple[str, ...]:
+    """Normalise a grouping argument to a tuple of column names."""
+    if by is None:
+        return ()
+    if isinstance(by, str):
+        return (by,)
+    if not all(isinstance(c, str) for c in by):
+        raise TypeError(f"{name} must be a column name or a sequence of column names, got {by!r}")
+    return tuple(by)
+
+
+def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Dense group codes ``0..G-1`` for the rows of ``df`` and the key frame of the ``G`` groups.
+
+    Groups are ordered by their keys (categories in category order, numbers
+    ascending); only groups that occur are returned.
+    """
+    by = tuple(by)
+    missing = [c for c in by if c not in df.columns]
+    if missing:
+        raise ValueError(f"grouping column(s) {missing} not in the table; available: {list(df.columns)}")
+    n = len(df)
+    if not by:
+        return np.zeros(n, dtype=np.int64), pd.DataFrame(index=[0])
+    parts, uniques = [], []
+    for c in by:
+        col = df[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            codes = col.cat.codes.to_numpy().astype(np.int64)
+            u = col.cat.categories
+        else:
+            codes, u = pd.factorize(col, sort=True)
+            codes = codes.astype(np.int64)
+        if (codes < 0).any():
+            raise ValueError(f"grouping column {c!r} has missing values")
+        parts.append(codes)
+        uniques.append(pd.Index(u))
+    combined = np.zeros(n, dtype=np.int64)
+    for codes, u in zip(parts, uniques, strict=True):
+        combined = combined * max(len(u), 1) + codes
+    present, inv = np.unique(combined, return_inverse=True)
+    keys = {}
+    rem = present.copy()
+    for c, u in reversed(list(zip(by, uniques, strict=True))):
+        size = max(len(u), 1)
+        idx = rem % size
+        rem = rem // size
+        keys[c] = u.take(idx)
+    frame = pd.DataFrame({c: np.asarray(keys[c]) for c in by})
+    for c in by:
+        if isinstance(df[c].dtype, pd.CategoricalDtype):
+            frame[c] = pd.Categorical(frame[c], categories=df[c].cat.categories)
+    return inv.reshape(-1).astype(np.int64), frame
+
+
+def gsum(codes: np.ndarray, n_groups: int, values: np.ndarray | None = None) -> np.ndarray:
+    """Per-group sum of ``values`` (or counts when ``None``)."""
+    if values is None:
+        return np.bincount(codes, minlength=n_groups).astype(np.float64)
+    return np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=n_groups)
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` with NaN where ``den == 0`` (an empty group has no mean)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def check_single_method(pairs: pd.DataFrame, unit: Sequence[str], name: str) -> None:
+    """Refuse to pool scoring methods silently: more than one method needs ``method`` in the unit."""
+    if "method" in pairs.columns and "method" not in unit:
+        n = pairs["method"].nunique()
+        if n > 1:
+            raise ValueError(
+                f"the pair table holds {n} scoring methods; add 'method' to {name} "
+                f"(e.g. {name}={tuple(unit) + ('method',)}) or filter to one method first"
+            )

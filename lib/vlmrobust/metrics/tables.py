@@ -1,0 +1,237 @@
+"""The model-level tables of seed 000: Table II, III, IV and VI, from the pair table.
+
+Every quantity is an ordinary arithmetic mean over clean–corrupted pairs
+(seed 000, §VII-A: "Model-, corruption-, and severity-level quantities are
+ordinary arithmetic means"), with RAS computed per pair first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._group import as_cols, check_single_method, group_codes, gsum, safe_div
+from .bootstrap import percentile_interval, replicate_sums, resample_counts
+from .pairs import STATES
+
+__all__ = ["TABLE_II_STATS", "REGIMES", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of"]
+
+#: Columns of Table II, in order.
+TABLE_II_STATS = ("acc_clean", "acc_corr", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct")
+
+#: Sign regimes of (ΔC, ΔS) in Table IV (seed 000, Supp. Table IV), then the boundary.
+REGIMES = ("worse-flatter", "worse-sharper", "better-flatter", "better-sharper", "boundary")
+
+_BASE = ("n", "n_cc", "s_corr", "s_cons", "s_ras", "s_ras_c")  # per-question sums behind Table II
+
+
+def _table_ii_stats(S: np.ndarray, n_cells: int, mixed_tol: float) -> np.ndarray:
+    """Table II statistics from sums ``S`` (..., 6 + 4 n_cells); last axis = TABLE_II_STATS."""
+    n, ncc, sc, scons, sr, src = (S[..., j] for j in range(6))
+    cells = S[..., 6:].reshape(*S.shape[:-1], 4, n_cells)
+    nc, sc_c, nw, sw = cells[..., 0, :], cells[..., 1, :], cells[..., 2, :], cells[..., 3, :]
+    acc0 = safe_div(ncc, n)
+    acc1 = safe_div(sc, n)
+    valid = (nc > 0) & (nw > 0)
+    with np.errstate(invalid="ignore"):
+        mixed = valid & (safe_div(sc_c, nc) < -mixed_tol) & (safe_div(sw, nw) > mixed_tol)
+    mixed_pct = 100.0 * safe_div(mixed.sum(axis=-1), valid.sum(axis=-1))
+    return np.stack([
+        acc0, acc1, acc1 - acc0, safe_div(scons, n), safe_div(acc1, acc0), safe_div(sr, n),
+        safe_div(src, ncc), safe_div(sr - src, n - ncc), mixed_pct,
+    ], axis=-1)
+
+
+def table_ii(
+    pairs: pd.DataFrame,
+    unit: str | Sequence[str] = ("model",),
+    cell: str | Sequence[str] = ("perturbation", "level"),
+    *,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    rng: np.random.Generator | None = None,
+    mixed_tol: float = 0.0,
+    return_replicates: bool = False,
+) -> pd.DataFrame:
+    r"""Seed 000 Table II per ``unit``: capability, response and structural diagnosis.
+
+    Columns (means over the unit's pairs):
+
+    * ``acc_clean`` — :math:`\mathrm{Acc}^{(o)}`, clean accuracy over pairs;
+    * ``acc_corr`` — corrupted accuracy (the "absolute robustness" of Table VI);
+    * ``delta_acc`` — :math:`\Delta\mathrm{Acc} = \mathrm{Acc}^{(d,\ell)} - \mathrm{Acc}^{(o)}`;
+    * ``consistency`` — mean of :math:`\mathbf 1\{\hat y^{(d,\ell)} = \hat y^{(o)}\}`;
+    * ``rel_rob`` — relative robustness :math:`\mathrm{Acc}^{(d,\ell)}/\mathrm{Acc}^{(o)}`
+      (ratio of the two pair means; NaN when clean accuracy is 0);
+    * ``RAS`` — mean per-pair RAS (Eq. 11);
+    * ``R_c``, ``R_w`` — mean RAS over clean-correct / clean-wrong pairs (Eq. 15
+      pooled over the unit's cells; equal to the mean of the cells' Eq. 15
+      values when every question appears in every cell);
+    * ``mixed_pct`` — % of ``cell`` groups (perturbation × severity) with
+      ``R_c < -mixed_tol`` and ``R_w > mixed_tol``; cells where either source is
+      empty are left out of numerator and denominator.
+
+    Intervals: ``<stat>_lo``/``<stat>_hi`` are percentile ``ci`` intervals over
+    ``n_boot`` resamples of the questions (distinct ``item_id`` of the table,
+    drawn with replacement and shared by all units so that units are compared
+    on the same resamples); ``rng`` defaults to
+    ``vlmrobust.repro.rng("metrics.table_ii", 0)``. ``n_boot = 0`` skips them.
+    With ``return_replicates`` the ``(n_units, n_boot, n_stats)`` replicates are
+    in ``attrs["replicates"]``.
+    """
+    unit, cell = as_cols(unit, "unit"), as_cols(cell, "cell")
+    check_single_method(pairs, unit, "unit")
+    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise ValueError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must lie in (0, 1), got {ci!r}")
+    if n_boot and rng is None:
+        from ..repro import rng as make_rng
+
+        rng = make_rng("metrics.table_ii", 0)
+    u_codes, u_keys = group_codes(pairs, unit)
+    it_codes, it_keys = group_codes(pairs, ("item_id",))
+    c_codes, c_keys = group_codes(pairs, cell)
+    n_items, n_cells, G = len(it_keys), len(c_keys), len(u_keys)
+
+    cc = pairs["correct_clean"].to_numpy().astype(np.float64)
+    r = pairs["RAS"].to_numpy()
+    base_vals = [None, cc, pairs["correct"].to_numpy().astype(np.float64),
+                 (pairs["pred"].to_numpy() == pairs["pred_clean"].to_numpy()).astype(np.float64), r, r * cc]
+    cell_vals = [cc, r * cc, 1.0 - cc, r * (1.0 - cc)]
+    order = np.argsort(u_codes, kind="stable")
+    bounds = np.searchsorted(u_codes[order], np.arange(G + 1))
+    W = resample_counts(n_items, n_boot, rng) if n_boot else None
+    point = np.empty((G, len(TABLE_II_STATS)))
+    reps = np.empty((G, n_boot, len(TABLE_II_STATS)))
+    n_q = np.empty(G, dtype=np.int64)
+    for g in range(G):
+        rows = order[bounds[g]:bounds[g + 1]]
+        it = it_codes[rows]
+        X = np.empty((n_items, len(_BASE) + 4 * n_cells))
+        for j, v in enumerate(base_vals):
+            X[:, j] = gsum(it, n_items, None if v is None else v[rows])
+        ic = it * n_cells + c_codes[rows]
+        for j, v in enumerate(cell_vals):
+            X[:, len(_BASE) + j * n_cells: len(_BASE) + (j + 1) * n_cells] = \
+                gsum(ic, n_items * n_cells, v[rows]).reshape(n_items, n_cells)
+        n_q[g] = int((X[:, 0] > 0).sum())
+        point[g] = _table_ii_stats(X.sum(axis=0), n_cells, mixed_tol)
+        if n_boot:
+            reps[g] = _table_ii_stats(replicate_sums(W, X), n_cells, mixed_tol)
+    out = u_keys.copy()
+    out["n_items"] = n_q
+    out["n_pairs"] = np.bincount(u_codes, minlength=G)
+    for j, s in enumerate(TABLE_II_STATS):
+        out[s] = point[:, j]
+    if n_boot:
+        for j, s in enumerate(TABLE_II_STATS):
+            lo, hi = percentile_interval(reps[:, :, j].T, ci)
+            out[f"{s}_lo"], out[f"{s}_hi"] = lo, hi
+    out.attrs.update(n_boot=n_boot, ci=ci, n_cells=n_cells, mixed_tol=mixed_tol)
+    if return_replicates:
+        out.attrs["replicates"] = reps
+    return out
+
+
+def table_iii(pairs: pd.DataFrame, unit: str | Sequence[str] = ()) -> pd.DataFrame:
+    r"""Seed 000 Table III: the four correctness states (Eq. 12) under sample averaging.
+
+    One row per unit × state: ``n``; ``share`` = |Q_ab| / |Q| over all the
+    unit's pairs; ``cond_rate`` = |Q_ab| / |Q_a| within the clean-side source
+    (the α of Eq. 14); means of ``delta_acc`` (correct − correct_clean: 0, −1,
+    +1, 0 by construction), ``RAS``, ``dS``, ``dC`` over the state's pairs
+    (Eq. 13 pooled over cells). Default ``unit=()`` pools all pairs.
+    """
+    unit = as_cols(unit, "unit")
+    check_single_method(pairs, unit, "unit")
+    codes, keys = group_codes(pairs, unit)
+    G = len(keys)
+    st = pairs["state"].cat.codes.to_numpy().astype(np.int64)
+    gs = codes * 4 + st
+    n_ab = gsum(gs, 4 * G).reshape(G, 4)
+    n_a = np.repeat(np.stack([n_ab[:, :2].sum(1), n_ab[:, 2:].sum(1)], 1), 2, axis=1)
+    n = n_ab.sum(axis=1, keepdims=True)
+    dacc = pairs["correct"].to_numpy().astype(np.float64) - pairs["correct_clean"].to_numpy()
+    cols = {
+        "n": n_ab, "share": safe_div(n_ab, n), "cond_rate": safe_div(n_ab, n_a),
+        "delta_acc": safe_div(gsum(gs, 4 * G, dacc).reshape(G, 4), n_ab),
+    }
+    for q in ("RAS", "dS", "dC"):
+        cols[q] = safe_div(gsum(gs, 4 * G, pairs[q].to_numpy()).reshape(G, 4), n_ab)
+    out = keys.loc[keys.index.repeat(4)].reset_index(drop=True)
+    out["state"] = pd.Categorical(np.tile(STATES, G), categories=STATES)
+    for k, v in cols.items():
+        out[k] = v.reshape(-1)
+    out["n"] = out["n"].astype(np.int64)
+    return out
+
+
+def regime_of(dS: np.ndarray, dC: np.ndarray, tol: float = 1e-6) -> np.ndarray:
+    """Regime code (index into :data:`REGIMES`) of each pair from the signs of ΔC and ΔS.
+
+    A pair is on the **boundary** when ``|ΔC| <= tol`` or ``|ΔS| <= tol``
+    (the paper does not state its tolerance; ``tol`` defaults to ``1e-6``,
+    about the rounding of float32 probabilities). Otherwise ΔC > 0 is
+    "worse" alignment, ΔS > 0 "flatter".
+    """
+    if not (isinstance(tol, (int, float)) and tol >= 0):
+        raise ValueError(f"tol must be a number >= 0, got {tol!r}")
+    dS = np.asarray(dS, dtype=np.float64)
+    dC = np.asarray(dC, dtype=np.float64)
+    code = np.where(dC > 0, 0, 2) + np.where(dS > 0, 0, 1)
+    return np.where((np.abs(dC) <= tol) | (np.abs(dS) <= tol), 4, code).astype(np.int64)
+
+
+def table_iv(pairs: pd.DataFrame, unit: str | Sequence[str] = (), *, tol: float = 1e-6) -> pd.DataFrame:
+    """Seed 000 Supp. Table IV: sign regimes of (ΔC, ΔS) and the boundary (see :func:`regime_of`).
+
+    One row per unit × regime with the regime means of ``dC``, ``dS``, ``RAS``,
+    its ``share`` of the unit's pairs and ``n``.
+    """
+    unit = as_cols(unit, "unit")
+    check_single_method(pairs, unit, "unit")
+    codes, keys = group_codes(pairs, unit)
+    G, R = len(keys), len(REGIMES)
+    gr = codes * R + regime_of(pairs["dS"].to_numpy(), pairs["dC"].to_numpy(), tol)
+    n_r = gsum(gr, G * R).reshape(G, R)
+    out = keys.loc[keys.index.repeat(R)].reset_index(drop=True)
+    out["regime"] = pd.Categorical(np.tile(REGIMES, G), categories=REGIMES)
+    for q in ("dC", "dS", "RAS"):
+        out[q] = safe_div(gsum(gr, G * R, pairs[q].to_numpy()).reshape(G, R), n_r).reshape(-1)
+    out["share"] = safe_div(n_r, n_r.sum(axis=1, keepdims=True)).reshape(-1)
+    out["n"] = n_r.reshape(-1).astype(np.int64)
+    out.attrs["tol"] = tol
+    return out
+
+
+def table_vi(t2: pd.DataFrame, unit: str | Sequence[str] = ("model",), *, tie_method: str = "min") -> pd.DataFrame:
+    r"""Seed 000 Supp. Table VI: rank mismatch between response metrics and RAS.
+
+    From a :func:`table_ii` frame: for ``abs`` (corrupted accuracy, "absolute
+    robustness"), ``delta_acc`` and ``rel_rob``, the value, its rank
+    (``<m>_rank``; 1 = best = largest, ties by ``tie_method`` of
+    :meth:`pandas.Series.rank`, default ``"min"``) and
+    :math:`\Delta r = r_{\mathrm{RAS}} - r_m` (``<m>_dr``; positive when the
+    response metric ranks the unit higher than RAS does). Rows are ordered by
+    RAS rank.
+    """
+    unit = as_cols(unit, "unit")
+    need = [*unit, "acc_corr", "delta_acc", "rel_rob", "RAS"]
+    missing = [c for c in need if c not in t2.columns]
+    if missing:
+        raise ValueError(f"t2 must be a table_ii frame; it lacks {missing}")
+    out = t2[list(unit)].copy()
+    ranks = {}
+    for m, src in (("RAS", "RAS"), ("abs", "acc_corr"), ("delta_acc", "delta_acc"), ("rel_rob", "rel_rob")):
+        out[m] = t2[src].to_numpy()
+        ranks[m] = t2[src].rank(ascending=False, method=tie_method, na_option="bottom").to_numpy()
+    out["RAS_rank"] = ranks["RAS"].astype(np.int64)
+    for m in ("abs", "delta_acc", "rel_rob"):
+        out[f"{m}_rank"] = ranks[m].astype(np.int64)
+        out[f"{m}_dr"] = (ranks["RAS"] - ranks[m]).astype(np.int64)
+    cols = [*unit, "abs", "abs_rank", "abs_dr", "delta_acc", "delta_acc_rank", "delta_acc_dr",
+            "rel_rob", "rel_rob_rank", "rel_rob_dr", "RAS", "RAS_rank"]
+    return out[cols].sort_values(["RAS_rank", *unit], kind="stable").reset_index(drop=True)
