@@ -85,15 +85,10 @@ def as_pil(image: Any) -> Any:
 def model_inputs(lm: Any, prompts: list[str], images: list[Any]) -> Any:
     """Processor inputs for a batch (left padding, no extra special tokens: the chat template has them)."""
     proc = lm.processor
-    batch = proc(images=[[as_pil(im)] for im in images] if _nested_images(proc) else [as_pil(im) for im in images],
-                 text=list(prompts), padding=True, padding_side="left", add_special_tokens=False,
+    # One list of images per prompt: the form every image-text processor accepts.
+    batch = proc(images=[[as_pil(im)] for im in images], text=list(prompts), padding=True, padding_side="left", add_special_tokens=False,
                  return_tensors="pt")
     return batch.to(lm.device)
-
-
-def _nested_images(proc: Any) -> bool:
-    # Idefics3 expects one list of images per prompt.
-    return type(proc).__name__ in {"Idefics3Processor", "SmolVLMProcessor"}
 
 
 _CACHE_KW: dict[type, str] = {}
