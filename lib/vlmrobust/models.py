@@ -193,15 +193,25 @@ def continuation_ids(tokenizer: Any, prompt: str, continuation: str) -> list[int
 def letter_token_ids(tokenizer: Any, prompt: str, k: int) -> list[int]:
     """The token id of each of the first ``k`` letters as the model's next token after ``prompt``.
 
+    Letters are tokenized in context (:func:`continuation_ids`). After a prompt
+    ending in whitespace (``"assistant\\n"``) the bare letter ``"A"`` is used;
+    after any other character (``"ASSISTANT:"``, LLaVA-1.5 style) the
+    space-prefixed ``" A"`` is preferred when it is one token, since that is what
+    such models generate, with the bare letter as the fallback.
+
     Raises :class:`LetterTokenError` when a letter is not exactly one token in
     context, or two letters share a token: letter scoring needs one token per option.
     """
     if not isinstance(k, int) or not 1 <= k <= len(LETTERS):
         raise ValueError(f"k must be an int in [1, {len(LETTERS)}], got {k!r}")
     out: list[int] = []
+    unk = getattr(tokenizer, "unk_token_id", None)
+    spaced = not prompt[-1:].isspace()
     for letter in LETTERS[:k]:
-        ids = continuation_ids(tokenizer, prompt, letter)
-        if len(ids) != 1:
+        ids = continuation_ids(tokenizer, prompt, " " + letter) if spaced else []
+        if len(ids) != 1 or ids[0] == unk:
+            ids = continuation_ids(tokenizer, prompt, letter)
+        if len(ids) != 1 or (unk is not None and ids[0] == unk):
             pieces = tokenizer.convert_ids_to_tokens(ids) if ids else []
             raise LetterTokenError(
                 f"letter {letter!r} is not a single token after the prompt for tokenizer "

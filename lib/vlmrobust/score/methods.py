@@ -77,7 +77,9 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
 
 
 def _option_tokens(lm: Any, item_id: str, prompt: str, opts: Sequence[str]) -> list[list[int]]:
-    cont = [continuation_ids(lm.tokenizer, prompt, o) for o in opts]
+    # After a prompt ending in a non-space character ("ASSISTANT:") the answer starts with a space.
+    lead = "" if prompt[-1:].isspace() else " "
+    cont = [continuation_ids(lm.tokenizer, prompt, lead + o) for o in opts]
     for i, c in enumerate(cont):
         if not c:
             raise ScoringError(item_id, f"option {i} ({opts[i]!r}) tokenizes to nothing")
