@@ -257,3 +257,31 @@ def tiny_gemma3(extra_texts: Iterable[str] = (), seed: int = 0):
         image_token_index=ids["image_token"])
     _seed(seed)
     return Gemma3ForConditionalGeneration(cfg).eval(), proc
+
+
+# ------------------------------------------------------------------ stand-ins for images and corruptions
+
+
+def fake_image(ref: str) -> "np.ndarray":
+    """A deterministic uint8 image for any ref (stands in for ``data.load_image`` in sweep tests)."""
+    import numpy as np
+
+    from vlmrobust.repro import rng
+
+    return rng("fake-image", ref).integers(0, 256, (40, 48, 3), dtype=np.uint8)
+
+
+def fake_corrupt(image, name: str, level: int, *, seed: int = 0, key: str = "", depth=None, backend="native"):
+    """Deterministic noise of strength ``level`` (stands in for ``corrupt.apply``); ``name="broken"`` raises."""
+    import numpy as np
+
+    from vlmrobust.repro import rng
+
+    if name == "broken":
+        raise RuntimeError("this corruption always fails")
+    noise = rng(key, name, level, seed).normal(0, 20 * level, image.shape)
+    return np.clip(image.astype(np.float64) + noise, 0, 255).astype(np.uint8)
+
+
+def fake_param(name: str, level: int) -> float:
+    return 0.5 * level

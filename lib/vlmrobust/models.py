@@ -50,6 +50,7 @@ __all__ = [
     "read_answer_format",
     "load",
     "default_method",
+    "fingerprint",
 ]
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -397,3 +398,19 @@ def _folder_revision(folder: Path) -> str:
             if st.st_size < 50_000_000:
                 h.update(p.read_bytes())
     return "sha256:" + h.hexdigest()[:16]
+
+
+def fingerprint(name_or_path: str | os.PathLike, revision: str | None = None) -> dict:
+    """What identifies a model's weights and processor without loading it (for sweep shard keys).
+
+    Zoo names and local folders: a content hash of the folder's weights, configs,
+    processor settings and chat template. Hub ids: the id and the requested
+    revision (pin one for reproducible caches).
+    """
+    raw = str(name_or_path)
+    if raw in zoo_names():
+        return {"source": "zoo", "id": f"zoo/{raw}", "revision": revision or _folder_revision(zoo_dir() / raw)}
+    folder = Path(raw).expanduser()
+    if folder.is_dir():
+        return {"source": "path", "id": folder.resolve().name, "revision": revision or _folder_revision(folder)}
+    return {"source": "hub", "id": raw, "revision": revision}

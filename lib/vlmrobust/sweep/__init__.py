@@ -1,0 +1,21 @@
+"""Resumable sweeps: models x items x conditions, split into cached shards (model x perturbation).
+
+>>> spec = SweepSpec(models=["organism-a"], items=items, conditions=corrupt.default_sweep())
+>>> result = run_sweep(spec, results_dir("03_scoring") / "sweep")          # in-process
+>>> result = run_sweep(spec, out, executor="dask", client=Client(cluster))   # any Dask cluster
+>>> result.table        # the predictions table (vlmrobust.score.table documents the columns)
+>>> result.summary()    # shards done / cached / failed, rows, seconds, items/s
+
+Each shard is written as ``<model>__<perturbation>__<key>.parquet`` with a
+temporary file and ``os.replace``, so an interrupted run leaves either a whole
+shard or none; rerunning skips finished shards and resumes the rest. A shard
+that raises writes ``<...>.error.json`` and does not stop the others.
+"""
+
+from .run import (SweepResult, default_corrupt, default_depth, default_image, default_param, read_table,
+                  run_shard, run_sweep, write_parquet_atomic)
+from .spec import SCHEMA_VERSION, Shard, SweepSpec, items_digest, plan
+
+__all__ = ["SCHEMA_VERSION", "Shard", "SweepResult", "SweepSpec", "default_corrupt", "default_depth",
+           "default_image", "default_param", "items_digest", "plan", "read_table", "run_shard", "run_sweep",
+           "write_parquet_atomic"]

@@ -1,0 +1,253 @@
+"""Running shards: atomic parquet writes, resume, in-process and Dask executors, summaries."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .spec import Shard, SweepSpec, plan
+
+__all__ = ["run_sweep", "run_shard", "read_table", "SweepResult", "default_corrupt", "default_image",
+           "default_depth", "default_param", "write_parquet_atomic"]
+
+_MODEL_CACHE: dict[tuple, Any] = {}
+
+
+def default_corrupt(image: np.ndarray, name: str, level: int, *, seed: int, key: str, depth: Any = None,
+                    backend: str = "native") -> np.ndarray:
+    """``vlmrobust.corrupt.apply`` (imported when first used)."""
+    from .. import corrupt
+
+    return corrupt.apply(image, name, level, seed=seed, key=key, depth=depth, backend=backend)
+
+
+def default_image(ref: str) -> np.ndarray:
+    """``vlmrobust.data.load_image`` (imported when first used)."""
+    from .. import data
+
+    return data.load_image(ref)
+
+
+def default_depth(ref: str | None) -> Any:
+    from .. import data
+
+    return data.load_depth(ref) if ref else None
+
+
+def default_param(name: str, level: int) -> float:
+    """The physical parameter of a level from ``vlmrobust.corrupt.info(name)``; NaN when not declared."""
+    from .. import corrupt
+
+    info = corrupt.info(name)
+    params = info.get("params") if isinstance(info, dict) else getattr(info, "params", None)
+    if params is None:
+        return float("nan")
+    if isinstance(params, dict):
+        return float(params.get(level, float("nan")))
+    return float(params[level - 1]) if 0 < level <= len(params) else float("nan")
+
+
+def write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
+    """Write to a temporary file beside ``path``, then ``os.replace``: readers never see a partial file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _load_model(spec: SweepSpec, name: str) -> Any:
+    from .. import models
+
+    key = (name, spec.revisions.get(name), spec.dtype, spec.device)
+    if key not in _MODEL_CACHE:
+        _MODEL_CACHE.clear()  # one model at a time per process: shards come model-major
+        _MODEL_CACHE[key] = models.load(name, revision=spec.revisions.get(name), dtype=spec.dtype,
+                                        device=spec.device)
+    return _MODEL_CACHE[key]
+
+
+def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corrupt_fn: Callable | None = None,
+              image_fn: Callable | None = None, depth_fn: Callable | None = None,
+              needs_depth: Callable[[str], bool] | None = None) -> dict:
+    """Score one shard and write it atomically; return its record (status, rows, seconds, error).
+
+    Exceptions are recorded in ``<shard>.error.json`` and returned as status
+    ``"failed"``; ``KeyboardInterrupt`` and other non-``Exception`` errors propagate.
+    """
+    from .. import score
+
+    out_dir = Path(out_dir)
+    path = out_dir / shard.filename
+    err_path = path.with_suffix(".error.json")
+    rec = {"model": shard.model, "perturbation": shard.perturbation, "key": shard.key, "file": shard.filename,
+           "n_items": len(spec.items), "n_levels": len(shard.levels)}
+    if path.exists():
+        return {**rec, "status": "cached", "rows": int(pd.read_parquet(path, columns=["item_id"]).shape[0]),
+                "seconds": 0.0, "error": None}
+    t0 = time.perf_counter()
+    try:
+        if spec.torch_threads:
+            import torch
+
+            torch.set_num_threads(int(spec.torch_threads))
+        corrupt_fn = corrupt_fn or default_corrupt
+        image_fn = image_fn or default_image
+        depth_fn = depth_fn or default_depth
+        lm = _load_model(spec, shard.model)
+        recs = spec.items.to_dict("records")
+        clean = [image_fn(r["image_ref"]) for r in recs]
+        use_depth = shard.perturbation != "clean" and (needs_depth(shard.perturbation) if needs_depth else False)
+        depths = [depth_fn(r.get("depth_ref")) for r in recs] if use_depth else [None] * len(recs)
+        parts = []
+        for level, param in zip(shard.levels, shard.params):
+            if shard.perturbation == "clean":
+                images = clean
+            else:
+                images = [corrupt_fn(im, shard.perturbation, level, seed=spec.seed, key=str(r["item_id"]),
+                                     depth=d, backend=spec.backend) for im, r, d in zip(clean, recs, depths)]
+            parts.append(score.predict(
+                lm, spec.items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
+                perturbation=shard.perturbation, level=level, param=param, batch_size=spec.batch_size,
+                n_samples=spec.n_samples, temperature=spec.temperature, max_new_tokens=spec.max_new_tokens,
+                model_name=shard.model))
+        table = pd.concat(parts, ignore_index=True)
+        write_parquet_atomic(table, path)
+        if err_path.exists():
+            err_path.unlink()
+        return {**rec, "status": "done", "rows": len(table), "seconds": time.perf_counter() - t0, "error": None}
+    except Exception as exc:  # recorded; other shards go on
+        msg = f"{type(exc).__name__}: {exc}"
+        err_path.write_text(json.dumps({**rec, "error": msg, "traceback": traceback.format_exc()}, indent=1))
+        return {**rec, "status": "failed", "rows": 0, "seconds": time.perf_counter() - t0, "error": msg}
+
+
+@dataclass
+class SweepResult:
+    """The outcome of :func:`run_sweep`: per-shard records, the table of finished shards, totals."""
+
+    shards: pd.DataFrame
+    table: pd.DataFrame
+    seconds: float
+    out_dir: Path
+
+    @property
+    def failed(self) -> pd.DataFrame:
+        return self.shards[self.shards.status == "failed"]
+
+    def summary(self) -> dict:
+        """Rows, time and items/s of the work done in this run (cached shards excluded from the rate)."""
+        done = self.shards[self.shards.status == "done"]
+        scored = float((done.n_items * done.n_levels).sum())
+        return {"shards": len(self.shards), "done": len(done), "cached": int((self.shards.status == "cached").sum()),
+                "failed": len(self.failed), "rows": len(self.table), "seconds": round(self.seconds, 3),
+                "items_per_s": round(scored / self.seconds, 3) if self.seconds > 0 and scored else 0.0}
+
+
+def read_table(out_dir: str | os.PathLike, shards: list[Shard]) -> pd.DataFrame:
+    """Concatenate the finished shards of a plan, in plan order."""
+    out_dir = Path(out_dir)
+    parts = [pd.read_parquet(out_dir / s.filename) for s in shards if (out_dir / s.filename).exists()]
+    if not parts:
+        from ..score import COLUMNS
+
+        return pd.DataFrame(columns=list(COLUMNS))
+    return pd.concat(parts, ignore_index=True)
+
+
+def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "local", client: Any = None,
+              corrupt_fn: Callable | None = None, image_fn: Callable | None = None,
+              depth_fn: Callable | None = None, param_fn: Callable | None = None,
+              needs_depth: Callable[[str], bool] | None = None, progress: bool = True) -> SweepResult:
+    """Run (or resume) a sweep into ``out_dir``; finished shards are skipped.
+
+    ``executor="local"`` runs shards in this process; ``"dask"`` submits them to
+    a ``dask.distributed`` ``client`` (a ``Client`` or a scheduler address;
+    ``LocalCluster``, dask-jobqueue and dask-cuda clusters all work). The
+    injectable functions replace ``corrupt.apply``, ``data.load_image``,
+    ``data.load_depth`` and the level-parameter lookup (defaults import them
+    lazily). Shards that raise are recorded (``<shard>.error.json``) and the
+    others run on; a rerun retries them.
+    """
+    from tqdm.auto import tqdm
+
+    if executor not in ("local", "dask"):
+        raise ValueError(f"executor must be 'local' or 'dask', got {executor!r}")
+    if param_fn is None and corrupt_fn is None:
+        param_fn = default_param
+    if needs_depth is None and corrupt_fn is None:
+        needs_depth = _default_needs_depth
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob(".*.parquet.tmp-*"):  # left by a killed run
+        stale.unlink()
+    shards = plan(spec, param_fn)
+    kw = dict(corrupt_fn=corrupt_fn, image_fn=image_fn, depth_fn=depth_fn, needs_depth=needs_depth)
+    t0 = time.perf_counter()
+    records = []
+    bar = tqdm(total=len(shards), desc="sweep shards", disable=not progress, unit="shard")
+    try:
+        if executor == "local":
+            for s in shards:
+                bar.set_postfix_str(f"{s.model}/{s.perturbation}")
+                records.append(run_shard(spec, s, out, **kw))
+                bar.update()
+        else:
+            records = _run_dask(spec, shards, out, client, kw, bar)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    by_file = {r["file"]: r for r in records}
+    frame = pd.DataFrame([by_file[s.filename] for s in shards if s.filename in by_file])
+    frame["items_per_s"] = np.where(frame.seconds > 0, frame.n_items * frame.n_levels / frame.seconds.where(
+        frame.seconds > 0, 1.0), np.nan)
+    return SweepResult(shards=frame, table=read_table(out, shards), seconds=seconds, out_dir=out)
+
+
+def _default_needs_depth(name: str) -> bool:
+    try:
+        from .. import corrupt
+
+        info = corrupt.info(name)
+    except Exception:
+        return False
+    val = info.get("needs_depth") if isinstance(info, dict) else getattr(info, "needs_depth", False)
+    return bool(val)
+
+
+def _run_dask(spec, shards, out, client, kw, bar) -> list[dict]:
+    from dask.distributed import Client, as_completed
+
+    own = None
+    if client is None or isinstance(client, str):
+        own = client = Client(client) if isinstance(client, str) else Client(processes=False)
+    try:
+        futures = {client.submit(run_shard, spec, s, str(out), **kw, key=f"shard-{s.key}-{s.filename}", pure=False): s
+                   for s in shards}
+        records = []
+        for fut in as_completed(futures):
+            s = futures[fut]
+            try:
+                records.append(fut.result())
+            except Exception as exc:  # worker died or the task could not run
+                records.append({"model": s.model, "perturbation": s.perturbation, "key": s.key, "file": s.filename,
+                                "n_items": len(spec.items), "n_levels": len(s.levels), "status": "failed",
+                                "rows": 0, "seconds": 0.0, "error": f"{type(exc).__name__}: {exc}"})
+            bar.set_postfix_str(f"{s.model}/{s.perturbation}")
+            bar.update()
+        return records
+    finally:
+        if own is not None:
+            own.close()

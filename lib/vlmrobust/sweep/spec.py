@@ -1,0 +1,159 @@
+"""Sweep specifications, shards and their cache keys.
+
+A sweep is models x items x conditions. It is split into **shards**, one per
+``(model, perturbation)`` (the clean condition is its own shard,
+``("clean", [0])``). A shard's **key** is a stable hash of everything that
+determines its rows: the model's fingerprint (id, revision or content hash of
+its folder, which covers processor settings and chat template), dtype, prompt
+template, scoring methods and their options, the items (ids and contents),
+the perturbation with its levels and parameters, the seed and the corruption
+backend. Changing any of them gives a new key, so a stale shard is never reused.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..models import TEMPLATES, fingerprint
+from ..repro import stable_hash
+from ..score import METHODS
+
+__all__ = ["SCHEMA_VERSION", "SweepSpec", "Shard", "plan", "items_digest"]
+
+#: Bumped when the predictions table or the shard layout changes meaning.
+SCHEMA_VERSION = 1
+_ITEM_COLUMNS = ("item_id", "task", "category", "question", "options", "answer_idx", "image_ref", "depth_ref",
+                 "abstain_idx")
+
+
+@dataclass
+class SweepSpec:
+    """What to run.
+
+    ``models``: zoo names, model folders or hub ids. ``conditions``: perturbation
+    name -> levels (level 0 is dropped: the clean shard covers it when
+    ``include_clean``). ``methods``: scoring methods (``None`` = each model's
+    default). ``revisions``: hub revision per model. ``torch_threads`` caps the
+    threads a shard uses (1 on shared machines and on Dask workers with one
+    thread each).
+    """
+
+    models: Sequence[str]
+    items: pd.DataFrame
+    conditions: Mapping[str, Sequence[int]]
+    methods: Sequence[str] | None = None
+    template: str = "vlmrobust"
+    seed: int = 0
+    include_clean: bool = True
+    batch_size: int = 8
+    n_samples: int = 20
+    temperature: float = 1.0
+    max_new_tokens: int = 8
+    dtype: str | None = None
+    device: str = "cpu"
+    backend: str = "native"
+    revisions: Mapping[str, str | None] = field(default_factory=dict)
+    torch_threads: int | None = None
+
+    def validate(self) -> None:
+        """Raise ``ValueError``/``TypeError`` naming the bad field and what is allowed."""
+        if isinstance(self.models, str) or not self.models or not all(isinstance(m, str) for m in self.models):
+            raise ValueError(f"models must be a non-empty list of model names, got {self.models!r}")
+        if len(set(self.models)) != len(self.models):
+            raise ValueError(f"models has repeated entries: {list(self.models)}")
+        if not isinstance(self.items, pd.DataFrame) or self.items.empty:
+            raise ValueError("items must be a non-empty item table (pandas DataFrame)")
+        for col in ("item_id", "question", "options", "answer_idx", "image_ref"):
+            if col not in self.items.columns:
+                raise ValueError(f"items is missing column {col!r}")
+        if self.items["item_id"].duplicated().any():
+            raise ValueError("items has duplicated item_id values")
+        if not isinstance(self.conditions, Mapping):
+            raise TypeError(f"conditions must map perturbation -> levels, got {type(self.conditions).__name__}")
+        for name, levels in self.conditions.items():
+            if not isinstance(name, str) or not name or name == "clean":
+                raise ValueError(f"conditions keys must be perturbation names (not 'clean'), got {name!r}")
+            if isinstance(levels, (str, bytes)) or not all(isinstance(lv, int) and lv >= 0 for lv in levels):
+                raise ValueError(f"conditions[{name!r}] must be a list of non-negative int levels, got {levels!r}")
+        if not self.conditions and not self.include_clean:
+            raise ValueError("nothing to run: conditions is empty and include_clean is False")
+        if self.methods is not None and (not self.methods or any(m not in METHODS for m in self.methods)):
+            raise ValueError(f"methods must be None or a non-empty subset of {list(METHODS)}, got {self.methods!r}")
+        if self.template not in TEMPLATES:
+            raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {self.template!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise TypeError(f"seed must be an int, got {self.seed!r}")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of work: a model under one perturbation at its levels."""
+
+    model: str
+    perturbation: str
+    levels: tuple[int, ...]
+    params: tuple[float, ...]
+    key: str
+    key_fields: dict = field(compare=False, repr=False)
+
+    @property
+    def filename(self) -> str:
+        return f"{_slug(self.model)}__{_slug(self.perturbation)}__{self.key}.parquet"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(str(text)).name or str(text)).strip("-")[:60] or "x"
+
+
+def items_digest(items: pd.DataFrame) -> str:
+    """A stable hash of the item table's ids and contents (the columns that change a prediction)."""
+    cols = [c for c in _ITEM_COLUMNS if c in items.columns]
+    recs = items[cols].to_dict("records")
+    clean = [{k: (list(v) if not isinstance(v, (str, int, float, type(None))) else v) for k, v in r.items()}
+             for r in recs]
+    return stable_hash(clean, 32)
+
+
+def _param(param_fn: Any, name: str, level: int) -> float:
+    if name == "clean" or level == 0:
+        return math.nan
+    try:
+        val = param_fn(name, level) if param_fn is not None else math.nan
+    except (KeyError, ValueError, IndexError):
+        val = math.nan
+    return float(val) if val is not None else math.nan
+
+
+def plan(spec: SweepSpec, param_fn: Any = None) -> list[Shard]:
+    """The shards of a sweep, model-major, clean first, then perturbations in the order given.
+
+    ``param_fn(name, level)`` gives a level's physical parameter (NaN if unknown).
+    """
+    spec.validate()
+    digest = items_digest(spec.items)
+    shards = []
+    conds: list[tuple[str, tuple[int, ...]]] = [("clean", (0,))] if spec.include_clean else []
+    conds += [(n, tuple(sorted({int(lv) for lv in lvls if int(lv) > 0}))) for n, lvls in spec.conditions.items()]
+    for model in spec.models:
+        fp = fingerprint(model, spec.revisions.get(model))
+        for name, levels in conds:
+            if not levels:
+                continue
+            params = tuple(_param(param_fn, name, lv) for lv in levels)
+            fields = {
+                "schema": SCHEMA_VERSION, "model": fp, "dtype": spec.dtype, "template": spec.template,
+                "methods": list(spec.methods) if spec.methods is not None else None,
+                "sampling": [spec.n_samples, spec.temperature, spec.max_new_tokens],
+                "items": digest, "perturbation": name, "levels": list(levels),
+                "params": [None if math.isnan(p) else p for p in params],
+                "seed": spec.seed, "backend": spec.backend,
+            }
+            shards.append(Shard(model, name, levels, params, stable_hash(fields, 16), fields))
+    return shards

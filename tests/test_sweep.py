@@ -1,0 +1,249 @@
+"""Tests of vlmrobust.sweep: shard keys, atomic writes, resume after interruption, failures, Dask."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import twins
+from vlmrobust import sweep
+from vlmrobust.sweep import run as sweep_run
+
+torch.set_num_threads(1)
+TESTS = Path(__file__).resolve().parent
+
+ITEMS = pd.DataFrame({
+    "item_id": [f"q{i}" for i in range(4)],
+    "task": ["colour", "colour", "shape", "verify"],
+    "category": ["attr", "attr", "attr", "binary"],
+    "question": ["What colour is the object?", "What colour is the object?", "Which shape is this?",
+                 "Is there a red circle?"],
+    "options": [["red", "green", "blue", "yellow"], ["blue", "red", "yellow", "green"],
+                ["red square", "green circle", "blue star", "yellow triangle"], ["yes", "no"]],
+    "answer_idx": [0, 1, 2, 0],
+    "image_ref": [f"fake://{i}" for i in range(4)],
+    "depth_ref": [None] * 4,
+    "abstain_idx": [-1] * 4,
+})
+CONDITIONS = {"noise": [1, 2], "blur": [1, 2], "fog": [3]}
+INJECT = dict(corrupt_fn=twins.fake_corrupt, image_fn=twins.fake_image, param_fn=twins.fake_param)
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("models")
+    out = []
+    for seed, fmt in ((0, "letters"), (1, "text")):
+        model, proc = twins.tiny_llava(seed=seed)
+        out.append(str(twins.save_twin(model, proc, root / f"twin{seed}", answer_format=fmt)))
+    return out
+
+
+def _spec(model_dirs, **kw) -> sweep.SweepSpec:
+    base = dict(models=model_dirs, items=ITEMS, conditions=CONDITIONS, torch_threads=1)
+    base.update(kw)
+    return sweep.SweepSpec(**base)
+
+
+@pytest.fixture(scope="module")
+def reference(model_dirs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("reference")
+    res = sweep.run_sweep(_spec(model_dirs), out, progress=False, **INJECT)
+    return res
+
+
+def test_reference_table_shape_and_summary(reference):
+    res = reference
+    n_levels = 1 + 2 + 2 + 1
+    assert len(res.table) == 2 * len(ITEMS) * n_levels  # one default method per model
+    assert set(res.table.method) == {"letter", "loglik"}  # letters model -> letter, text model -> loglik
+    assert list(res.shards.status) == ["done"] * 8
+    assert res.table[res.table.perturbation == "clean"].param.isna().all()
+    assert (res.table[res.table.perturbation == "noise"].param.unique() == [0.5, 1.0]).all()
+    s = res.summary()
+    assert s["rows"] == len(res.table) and s["done"] == 8 and s["failed"] == 0 and s["items_per_s"] > 0
+    files = sorted(p.name for p in res.out_dir.iterdir())
+    assert len(files) == 8 and all(f.endswith(".parquet") for f in files)
+
+
+def test_rerun_skips_finished_shards(model_dirs, reference, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sweep_run, "_load_model", lambda *a: calls.append(a))
+    res = sweep.run_sweep(_spec(model_dirs), reference.out_dir, progress=False, **INJECT)
+    assert calls == [] and set(res.shards.status) == {"cached"}
+    pd.testing.assert_frame_equal(res.table, reference.table)
+
+
+def test_shard_keys_hash_everything_that_determines_them(model_dirs):
+    base = {(s.model, s.perturbation): s.key for s in sweep.plan(_spec(model_dirs), twins.fake_param)}
+    assert len(set(base.values())) == len(base)
+    assert base == {(s.model, s.perturbation): s.key for s in sweep.plan(_spec(model_dirs), twins.fake_param)}
+    same = {(s.model, s.perturbation): s.key for s in sweep.plan(_spec(model_dirs, batch_size=3), twins.fake_param)}
+    assert same == base  # batching does not change results
+    items2 = ITEMS.copy()
+    items2.at[0, "question"] = "What color is the object?"
+    for change in (dict(template="seed003"), dict(seed=1), dict(items=items2), dict(methods=["letter"]),
+                   dict(n_samples=5), dict(dtype="bfloat16"), dict(revisions={model_dirs[0]: "abc"})):
+        keys = {(s.model, s.perturbation): s.key for s in sweep.plan(_spec(model_dirs, **change), twins.fake_param)}
+        changed = {k for k in base if keys[k] != base[k]}
+        if "revisions" in change:
+            assert changed == {k for k in base if k[0] == model_dirs[0]}
+        else:
+            assert changed == set(base), change
+    levels = {(s.model, s.perturbation): s.key
+              for s in sweep.plan(_spec(model_dirs, conditions={**CONDITIONS, "fog": [2]}), twins.fake_param)}
+    assert {k for k in base if levels[k] != base[k]} == {(m, "fog") for m in model_dirs}
+    params = {(s.model, s.perturbation): s.key for s in sweep.plan(_spec(model_dirs), lambda n, lv: 7.0 * lv)}
+    assert {k for k in base if params[k] != base[k]} == {k for k in base if k[1] != "clean"}
+
+
+def test_model_weights_change_the_key(tmp_path):
+    model, proc = twins.tiny_llava(seed=0)
+    folder = twins.save_twin(model, proc, tmp_path / "m")
+    spec = sweep.SweepSpec(models=[str(folder)], items=ITEMS, conditions={})
+    before = sweep.plan(spec)[0].key
+    model2, _ = twins.tiny_llava(seed=5)
+    model2.save_pretrained(folder)
+    assert sweep.plan(spec)[0].key != before
+
+
+def test_failing_shards_are_recorded_and_others_unaffected(model_dirs, reference, tmp_path):
+    def garble(image, name, level, **kw):
+        if name == "garble":
+            return image.astype(np.float32)  # not uint8: the scorer rejects it, naming the item
+        return twins.fake_corrupt(image, name, level, **kw)
+
+    spec = _spec(model_dirs, conditions={"noise": [1, 2], "broken": [1], "garble": [1]})
+    res = sweep.run_sweep(spec, tmp_path, progress=False, corrupt_fn=garble, image_fn=twins.fake_image,
+                          param_fn=twins.fake_param)
+    st = res.shards.set_index(["model", "perturbation"]).status
+    assert (st.xs("broken", level=1) == "failed").all() and (st.xs("garble", level=1) == "failed").all()
+    assert (st.xs("noise", level=1) == "done").all() and (st.xs("clean", level=1) == "done").all()
+    errors = sorted(tmp_path.glob("*.error.json"))
+    assert len(errors) == 4
+    msgs = [json.loads(p.read_text())["error"] for p in errors]
+    assert sum("this corruption always fails" in m for m in msgs) == 2
+    assert sum("item 'q0': corrupt image" in m for m in msgs) == 2
+    want = reference.table[reference.table.perturbation.isin(["clean", "noise"])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(res.table, want)
+    again = sweep.run_sweep(spec, tmp_path, progress=False, corrupt_fn=garble, image_fn=twins.fake_image,
+                            param_fn=twins.fake_param)
+    assert set(again.shards[again.shards.status != "failed"].status) == {"cached"}
+    assert (again.shards.status == "failed").sum() == 4  # failed shards are retried, and fail again
+
+
+class _Interrupt:
+    """A corruption function that raises KeyboardInterrupt at its n-th call."""
+
+    def __init__(self, n: int):
+        self.n, self.calls = n, 0
+
+    def __call__(self, *a, **kw):
+        self.calls += 1
+        if self.calls == self.n:
+            raise KeyboardInterrupt
+        return twins.fake_corrupt(*a, **kw)
+
+
+def test_interrupted_runs_resume_to_the_same_table(model_dirs, reference, tmp_path, monkeypatch):
+    rng = np.random.default_rng(2024)
+    total_calls = 2 * len(ITEMS) * 5  # 2 models x 4 items x 5 corrupted levels
+    for trial in range(6):
+        out = tmp_path / f"t{trial}"
+        spec = _spec(model_dirs)
+        if trial < 5:  # interrupt at a random corruption call, possibly more than once
+            for n in sorted(rng.integers(1, total_calls, size=1 + trial % 2)):
+                with pytest.raises(KeyboardInterrupt):
+                    sweep.run_sweep(spec, out, progress=False, corrupt_fn=_Interrupt(int(n)),
+                                    image_fn=twins.fake_image, param_fn=twins.fake_param)
+        else:  # interrupt between writing the temporary file and renaming it
+            real = sweep_run.os.replace
+            state = {"n": 0}
+
+            def flaky(src, dst):
+                state["n"] += 1
+                if state["n"] == 3:
+                    raise KeyboardInterrupt
+                return real(src, dst)
+
+            monkeypatch.setattr(sweep_run.os, "replace", flaky)
+            with pytest.raises(KeyboardInterrupt):
+                sweep.run_sweep(spec, out, progress=False, **INJECT)
+            monkeypatch.setattr(sweep_run.os, "replace", real)
+            assert len(list(out.glob("*.parquet"))) == 2 and not list(out.glob(".*tmp*"))
+        partial = len(list(out.glob("*.parquet")))
+        assert partial < 8
+        res = sweep.run_sweep(spec, out, progress=False, **INJECT)
+        assert (res.shards.status == "cached").sum() == partial
+        pd.testing.assert_frame_equal(res.table, reference.table)
+
+
+SCRIPT = """
+import sys, time
+sys.path.insert(0, {tests!r})
+import numpy as np, pandas as pd, torch
+torch.set_num_threads(1)
+import twins
+from vlmrobust import sweep
+from test_sweep import ITEMS, CONDITIONS
+
+def slow(image, name, level, **kw):
+    time.sleep(0.03)
+    return twins.fake_corrupt(image, name, level, **kw)
+
+spec = sweep.SweepSpec(models={models!r}, items=ITEMS, conditions=CONDITIONS, torch_threads=1)
+print("started", flush=True)
+sweep.run_sweep(spec, sys.argv[1], progress=False, corrupt_fn=slow, image_fn=twins.fake_image,
+                param_fn=twins.fake_param)
+print("finished", flush=True)
+"""
+
+
+def test_killed_process_resumes_to_the_same_table(model_dirs, reference, tmp_path):
+    script = tmp_path / "run_sweep.py"
+    script.write_text(textwrap.dedent(SCRIPT.format(tests=str(TESTS), models=model_dirs)))
+    rng = np.random.default_rng(7)
+    out = tmp_path / "out"
+    for trial in range(2):
+        proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(float(rng.uniform(0.3, 1.5)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert len(list(out.glob("*.parquet"))) < 8  # the kills landed before the end
+    res = sweep.run_sweep(_spec(model_dirs), out, progress=False, **INJECT)
+    pd.testing.assert_frame_equal(res.table, reference.table)
+
+
+def test_dask_executor_gives_the_same_table(model_dirs, reference, tmp_path):
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, worker_dashboard_address=None) as cluster, Client(cluster) as client:
+        client.run(lambda p: sys.path.insert(0, p) if p not in sys.path else None, str(TESTS))
+        res = sweep.run_sweep(_spec(model_dirs), tmp_path, executor="dask", client=client, progress=False, **INJECT)
+    assert list(res.shards.status) == ["done"] * 8
+    pd.testing.assert_frame_equal(res.table, reference.table)
+
+
+def test_spec_validation_names_the_field(model_dirs):
+    with pytest.raises(ValueError, match="models"):
+        sweep.plan(_spec([]))
+    with pytest.raises(ValueError, match="conditions"):
+        sweep.plan(_spec(model_dirs, conditions={"noise": [1.5]}))
+    with pytest.raises(ValueError, match="template"):
+        sweep.plan(_spec(model_dirs, template="nope"))
+    with pytest.raises(ValueError, match="duplicated item_id"):
+        sweep.plan(_spec(model_dirs, items=pd.concat([ITEMS, ITEMS])))
+    with pytest.raises(ValueError, match="executor"):
+        sweep.run_sweep(_spec(model_dirs), "/tmp/unused", executor="ray")
