@@ -80,11 +80,14 @@ def prepare(nb_id: str, out: str | Path, params: dict[str, Any]) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     raw = out.with_suffix(".src.ipynb")
-    jupytext.write(jupytext.read(notebook_path(nb_id)), raw, fmt="ipynb")
+    nb = jupytext.read(notebook_path(nb_id))
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    jupytext.write(nb, raw, fmt="ipynb")
     unknown = sorted(set(params) - set(parameters(nb_id)))
     if unknown:
         raise ValueError(f"{nb_id}: unknown parameter(s) {unknown}; known: {sorted(parameters(nb_id))}")
-    pm.execute_notebook(str(raw), str(out), parameters=params, prepare_only=True, kernel_name="python3",
+    pm.execute_notebook(str(raw), str(out), parameters=params, prepare_only=True, kernel_name="python3", language="python",
                         progress_bar=False)
     raw.unlink()
     return out
