@@ -20,7 +20,7 @@ Public API::
     draw_box(image, box)                  # add the red box after a corruption (seed 003)
     vocabulary(), words(text)             # closed word list for a word-level tokenizer
 
-See :mod:`.camera` (geometry and depth), :mod:`.render` (object model, the red
+See :mod:`.camera` (geometry and depth), :mod:`.raster` (object model, the red
 box), :mod:`.scene` (legibility bands per family), :mod:`.families` (questions).
 """
 
@@ -43,7 +43,7 @@ from .items import (
     vocabulary,
     words,
 )
-from .render import BOX_RGB, COLOURS, SHAPES, SIZES_M, draw_box
+from .raster import BOX_RGB, COLOURS, SHAPES, SIZES_M, draw_box
 from .scene import BANDS_PX, family_range
 
 __all__ = [

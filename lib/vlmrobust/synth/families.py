@@ -30,7 +30,15 @@ import numpy as np
 
 from . import camera as cam
 from .glyphs import SIGN_CHARS
-from .render import COLOURS, SHAPES, SIGN_GLYPH_HEIGHT_M, SIGN_HEIGHT_M, SIGN_WIDTH_M, SIZES_M, Billboard
+from .raster import (
+    COLOURS,
+    SHAPES,
+    SIGN_GLYPH_HEIGHT_M,
+    SIGN_HEIGHT_M,
+    SIGN_WIDTH_M,
+    SIZES_M,
+    Billboard,
+)
 from .scene import BANDS_PX, PlacementError, place, place_row, row_min_z, z_range
 
 __all__ = ["FAMILIES", "CATEGORIES", "BINARY", "Plan", "build", "PLURALS", "question_texts"]
@@ -201,23 +209,34 @@ def _spatial(rng, size, distance, truth) -> Plan:
     pick = int(rng.integers(4))
     first, rest = specs[pick], [sp for i, sp in enumerate(specs) if i != pick]
     if kind in ("left", "right"):
-        # the extreme object's centre lies >= 10 % of the width beyond every other centre
-        c0 = float(rng.uniform(0.08, 0.3))
-        first["colr"] = (c0, c0) if kind == "left" else (1 - c0, 1 - c0)
+        # the others first, then the extreme object >= 10 % of the width beyond all their centres
         for sp in rest:
-            sp["colr"] = (c0 + 0.1, 0.94) if kind == "left" else (0.06, 1 - c0 - 0.1)
+            sp["colr"] = (0.25, 0.96) if kind == "left" else (0.04, 0.75)
+        others = place(rng, rest, size, boxed=False)
+        cols = [float(cam.project(o.x, o.h / 2, o.z, size)[0]) / size for o in others]
+        first["colr"] = (0.04, min(cols) - 0.1) if kind == "left" else (max(cols) + 0.1, 0.96)
+        if first["colr"][0] >= first["colr"][1]:
+            raise PlacementError("no room for the extreme object")
+        placed = place(rng, [first], size, boxed=False, existing=others) + others
     else:
-        # the extreme object is >= 1.3 x nearer (farther) than every other
+        # the extreme object is >= 1.3 x nearer (farther) than every other; it is small when
+        # nearest and large when farthest, so that the others keep room inside their bands
+        sz = "small" if kind == "nearest" else "large"
+        first.update(size=sz, w=SIZES_M[sz], h=SIZES_M[sz], zr=z_range(SIZES_M[sz], band, distance))
         lo, hi = first["zr"]
-        z0 = float(rng.uniform(lo, lo + (hi - lo) * 0.3)) if kind == "nearest" else float(
+        first["z"] = float(rng.uniform(lo, lo + (hi - lo) * 0.3)) if kind == "nearest" else float(
             rng.uniform(lo + (hi - lo) * 0.7, hi))
-        first["z"] = z0
+        z0 = first["z"]
         for sp in rest:
             rlo, rhi = sp["zr"]
-            sp["zr"] = (max(rlo, z0 * 1.3), max(rhi, z0 * 1.3)) if kind == "nearest" else (
-                min(rlo, z0 / 1.3), min(rhi, z0 / 1.3))
-    placed = place(rng, [first], size, boxed=False)
-    placed += place(rng, rest, size, boxed=False, existing=placed)
+            if kind == "nearest":
+                sp["zr"] = (max(rlo, z0 * 1.3), min(max(rhi, z0 * 1.3 * 1.25), distance[1]))
+            else:
+                sp["zr"] = (max(min(rlo, z0 / 1.3 / 1.25), distance[0]), min(rhi, z0 / 1.3))
+            if sp["zr"][0] > sp["zr"][1]:
+                raise PlacementError("no room for nearer/farther objects within distance")
+        placed = place(rng, [first], size, boxed=False)
+        placed += place(rng, rest, size, boxed=False, existing=placed)
     objs = [None] * 4
     objs[pick] = placed[0]
     others = [i for i in range(4) if i != pick]
@@ -236,6 +255,8 @@ def _size_family(rng, size, distance, truth) -> Plan:
     zr = z_range(SIZES_M["small"], BANDS_PX["size"], distance)
     specs = [_shape_spec(c, s, rare if i == odd else common, zr) for i, (c, s) in enumerate(combos)]
     zmin = row_min_z(specs, size)
+    if zmin > distance[1]:
+        raise PlacementError("the row does not fit within distance")
     z = float(rng.uniform(max(zr[0], zmin), max(zr[1], zmin)))
     objs = place_row(rng, specs, z, size)
     names = [f"{c} {s}" for c, s in combos]

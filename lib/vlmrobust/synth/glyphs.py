@@ -8,7 +8,7 @@ never be mistaken for an option letter.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -52,7 +52,7 @@ SIGN_CHARS: tuple[str, ...] = tuple(sorted(_FONT))
 """Characters a sign can carry (letters F-Z except I, O, Q; digits 0-9)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def glyph(char: str) -> np.ndarray:
     """The read-only ``7 x 5`` bool bitmap of ``char`` (row 0 at the top)."""
     if char not in _FONT:

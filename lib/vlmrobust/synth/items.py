@@ -14,7 +14,7 @@ import numpy as np
 from .. import repro
 from . import camera as cam
 from .families import BINARY, CATEGORIES, FAMILIES, build, option_texts, question_texts
-from .render import background, box_for, draw_billboard, draw_box, render_chart
+from .raster import background, box_for, draw_billboard, draw_box, render_chart
 from .scene import BANDS_PX, family_range
 
 __all__ = [

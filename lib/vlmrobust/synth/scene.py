@@ -16,19 +16,19 @@ import math
 import numpy as np
 
 from . import camera as cam
-from .render import SIGN_GLYPH_HEIGHT_M, SIZES_M, Billboard
+from .raster import SIGN_GLYPH_HEIGHT_M, SIZES_M, Billboard
 
 __all__ = ["BANDS_PX", "family_range", "z_range", "place", "PlacementError"]
 
 BANDS_PX: dict[str, tuple[float, float]] = {
     "colour": (8.0, 24.0),
     "shape": (12.0, 28.0),
-    "count": (8.0, 20.0),
-    "spatial": (8.0, 20.0),
+    "count": (8.0, 16.0),
+    "spatial": (8.0, 14.0),
     "text": (9.0, 20.0),  # height of the glyph (7 font rows), not of the board
     "size": (7.0, 12.0),  # the small objects; large ones are 1.7 x as tall
     "verify": (10.0, 28.0),
-    "exist": (8.0, 22.0),
+    "exist": (8.0, 18.0),
 }
 """Apparent height band of each family's key objects, pixels at 64 x 64."""
 
@@ -54,6 +54,12 @@ def family_range(family: str, distance: tuple[float, float]) -> tuple[float, flo
 
     Raises ``ValueError`` naming ``distance`` when the user range leaves no room.
     """
+    if family == "size":  # the widest row (three large, one small) must fit side by side
+        w = 3 * SIZES_M["large"] + SIZES_M["small"]
+        need = cam.focal_px(64) * w / (64 - 4.0 - 3 * gap_px(64, False)) * 1.02 + 0.05
+        if distance[1] < need:
+            raise ValueError(f"distance={tuple(distance)} leaves no room for family 'size': its four objects "
+                             f"stand side by side and need a far limit of at least {need:.2f} m")
     band = BANDS_PX[family]
     h = SIGN_GLYPH_HEIGHT_M if family == "text" else SIZES_M["small"]
     k = cam.FOCAL_PER_SIZE * 64.0 * h
@@ -84,6 +90,42 @@ def gap_px(size: int, boxed: bool = True) -> float:
     return max(4.0, size / 16.0) if boxed else max(2.0, size / 32.0)
 
 
+def _free_column(rng, spec, z, bounds, gap, size, clo, chi) -> float | None:
+    """Draw a centre column uniformly from the columns where the billboard fits beside ``bounds``."""
+    probe = Billboard(spec["kind"], 0.0, z, spec["w"], spec["h"]).corners_px(size)
+    centre = size / 2.0
+    left, right = centre - probe[0], probe[2] - centre  # half-widths (widest row)
+    lo = max(clo * size, 1.0 + left)
+    hi = min(chi * size, size - 1.0 - right)
+    if lo > hi:
+        return None
+    free = [(lo, hi)]
+    for o in bounds:
+        if probe[3] + gap <= o[1] or o[3] + gap <= probe[1]:
+            continue  # vertically apart
+        a, b = o[0] - gap - right, o[2] + gap + left
+        nxt = []
+        for u, v in free:
+            if b <= u or a >= v:
+                nxt.append((u, v))
+                continue
+            if a > u:
+                nxt.append((u, a))
+            if b < v:
+                nxt.append((b, v))
+        free = nxt
+    lengths = np.array([v - u for u, v in free])
+    total = float(lengths.sum()) if len(free) else 0.0
+    if total <= 0.0:
+        return None
+    r = float(rng.uniform(0.0, total))
+    for (u, _v), ln in zip(free, lengths, strict=True):
+        if r <= ln:
+            return u + r
+        r -= ln
+    return free[-1][1]
+
+
 def place(
     rng: np.random.Generator,
     specs: list[dict],
@@ -112,7 +154,9 @@ def place(
         got = None
         for _ in range(tries):
             z = spec["z"] if "z" in spec else float(rng.uniform(*spec["zr"]))
-            col = float(rng.uniform(clo * size, chi * size))
+            col = _free_column(rng, spec, z, bounds, gap, size, clo, chi)
+            if col is None:
+                continue
             x = cam.lateral_for_column(col, spec["h"] / 2, z, size)
             bb = Billboard(spec["kind"], x, z, spec["w"], spec["h"], **attrs)
             b = bb.corners_px(size)
