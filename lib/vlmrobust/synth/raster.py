@@ -51,7 +51,6 @@ SIZES_M: dict[str, float] = {"small": 1.0, "large": 1.7}
 
 BOX_RGB = (255, 0, 0)
 SIGN_BOARD_RGB = (238, 238, 232)
-SIGN_FRAME_RGB = (70, 70, 70)
 SIGN_INK_RGB = (15, 15, 15)
 _SIGN_CELLS_W = FONT_COLS + 2
 _SIGN_CELLS_H = FONT_ROWS + 2
@@ -158,20 +157,18 @@ def draw_billboard(img: np.ndarray, depth: np.ndarray, bb: Billboard, size: int)
         if not m.any():
             return None
         img[sl][m] = COLOURS[bb.colour]
-    else:  # sign: board with a frame and one glyph
+    else:  # sign: a light board with one dark glyph (5 x 7 cells inside a one-cell margin)
         m = (np.abs(u) <= 1.0) & (np.abs(v) <= 1.0) & (t < d)
         if not m.any():
             return None
         cu = (u + 1.0) * (0.5 * _SIGN_CELLS_W)  # cell coordinates, 0 at left
         cv = (1.0 - v) * (0.5 * _SIGN_CELLS_H)  # 0 at top
-        frame = (cu < 0.3) | (cu > _SIGN_CELLS_W - 0.3) | (cv < 0.3) | (cv > _SIGN_CELLS_H - 0.3)
         gi = np.floor(cv).astype(np.intp) - 1
         gj = np.floor(cu).astype(np.intp) - 1
         inside = (gi >= 0) & (gi < FONT_ROWS) & (gj >= 0) & (gj < FONT_COLS)
         ink = inside & glyph(bb.char)[np.clip(gi, 0, FONT_ROWS - 1), np.clip(gj, 0, FONT_COLS - 1)]
         patch = img[sl]
         patch[m] = SIGN_BOARD_RGB
-        patch[m & frame] = SIGN_FRAME_RGB
         patch[m & ink] = SIGN_INK_RGB
     d[m] = t[m]
     rows = np.flatnonzero(m.any(1))

@@ -6,7 +6,26 @@ size). For an object of height ``h`` metres the band ``[p_min, p_max]``
 becomes the forward-distance range
 ``z in [F * 64 * h / p_max, F * 64 * h / p_min]`` with ``F = FOCAL_PER_SIZE``,
 intersected with the user's ``distance`` range. The bands are listed in
-:data:`BANDS_PX` and, in metres, by :func:`family_range`.
+:data:`BANDS_PX` and, in metres, by :func:`family_range`. With the default
+range (3, 40) m they give these forward distances (small 1.0 m / large 1.7 m
+objects; the sign's glyph is 1.12 m tall):
+
+======== ============ ============ ============ =====================================
+family   band (px)    small (m)    large (m)    other objects
+======== ============ ============ ============ =====================================
+colour   8-24         3.2-9.6      5.4-16.3     1-3 optional clutter anywhere in range
+shape    12-28        3.1-6.4      4.7-10.9     1-3 optional clutter anywhere in range
+verify   10-28        3.1-7.7      4.7-13.1     1-3 optional clutter anywhere in range
+count    8-16         4.8-9.6      8.2-16.3     every object in the band (all must count)
+spatial  8-14         5.5-9.6      9.3-16.3     the extreme one 1.3 x nearer / farther
+exist    8-18         4.3-9.6      7.3-16.3     every object in the band
+size     7-12         6.4-11.0     --           four side by side at one distance
+text     9-20 glyph   4.3-9.6 (sign)            0-2 optional clutter anywhere in range
+======== ============ ============ ============ =====================================
+
+Clutter objects may be tiny (a 1.0 m object at 40 m spans 2 px): they give
+depth variety for fog and are never asked about. Objects never overlap: their
+rectangles keep :func:`gap_px` apart, which leaves room for the red box.
 """
 
 from __future__ import annotations
@@ -86,8 +105,8 @@ def _apart(b: tuple[float, float, float, float], others: list, gap: float) -> bo
 
 
 def gap_px(size: int, boxed: bool = True) -> float:
-    """Minimal pixel gap between objects' rectangles: room for the red box, or 2 px (at 64) otherwise."""
-    return max(4.0, size / 16.0) if boxed else max(2.0, size / 32.0)
+    """Minimal pixel gap between rectangles: room for the red box (4 px at 64), else 2 px at 64."""
+    return max(4.0, size / 16.0) if boxed else max(1.0, size / 32.0)
 
 
 def _free_column(rng, spec, z, bounds, gap, size, clo, chi) -> float | None:
