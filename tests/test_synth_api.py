@@ -86,6 +86,12 @@ def test_make_item_types_and_shapes():
             assert len(set(it.options)) == len(it.options)
             assert it.answer == it.meta["answer"]
             json.dumps(it.meta)  # meta is JSON-serialisable
+            if fam in ("colour", "shape", "verify"):
+                t = it.meta["objects"][it.meta["target"]]
+                assert (it.meta["target_colour"], it.meta["target_shape"]) == (t["colour"], t["shape"])
+                assert it.meta["target_distance_m"] == t["distance_m"] and it.meta["bbox"] == t["bbox"]
+                want = {"colour": t["colour"], "shape": t["shape"]}.get(fam)
+                assert want is None or it.answer == want
 
 
 @pytest.mark.parametrize("abstain", ["unclear", "dont_know"])

@@ -165,6 +165,11 @@ def make_item(
     elif plan.target is not None:
         tidx = _visible_index(plan, plan.target)
         tdist = objects_meta[tidx]["distance_m"]
+    target_attrs = {}
+    if tidx is not None:
+        t_obj = objects_meta[tidx]
+        target_attrs = {f"target_{k}": t_obj[k] for k in ("kind", "colour", "shape", "size", "char", "z_m")
+                        if k in t_obj}
     meta = {
         "family": family, "category": CATEGORIES[family], "scene": plan.scene, "size": size,
         "answer": plan.answer, "objects": objects_meta,
@@ -172,7 +177,7 @@ def make_item(
         "bbox": bbox, "box": box_rect if plan.boxed else None, "box_drawn": bool(box and box_rect is not None),
         "camera": {"height_m": cam.CAMERA_HEIGHT_M, "pitch_deg": cam.PITCH_DEG if plan.scene == "ground" else 0.0,
                    "focal_px": cam.focal_px(size)},
-        "distance_range_m": list(lo_hi), **scene_meta, **plan.info,
+        "distance_range_m": list(lo_hi), **target_attrs, **scene_meta, **plan.info,
     }
     return SynthItem(family, CATEGORIES[family], plan.question, options, answer_idx, abstain_idx, image, depth, meta)
 
