@@ -202,3 +202,12 @@ def test_a_narrow_distance_range_is_honoured():
         for o in meta["objects"]:
             if o["kind"] in ("shape", "sign"):
                 assert 5.0 - 1e-9 <= o["z_m"] <= 9.0 + 1e-9, (row.task, o)
+
+
+@pytest.mark.parametrize("size", [32, 128])
+def test_every_family_renders_at_other_sizes(size):
+    t = synth.generate(8, seed=11, size=size)
+    data.validate_items(t)
+    for ref in t["image_ref"].iloc[::4]:
+        img, dep = synth.render(ref)
+        assert img.shape == (size, size, 3) and dep.shape == (size, size)
