@@ -7,10 +7,11 @@ VENV        ?= .venv
 PY          := $(VENV)/bin/python
 STAMP       := $(VENV)/.installed
 # torch is installed first and explicitly, so that no dependency drags in a multi-GB CUDA build.
-# CPU build by default: a locally available wheel when pip can find one, else PyTorch's CPU index.
-# GPU users: `make install TORCH_INDEX=https://download.pytorch.org/whl/cu128` (or any CUDA index).
-TORCH_SPEC  ?= torch==2.13.0
-TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# CPU build by default: torch==2.13.0+cpu from wherever pip already finds it (a local wheel, a mirror),
+# else from PyTorch's CPU index. GPU users: `make install TORCH_VARIANT=cu128` (any CUDA variant).
+TORCH_VERSION ?= 2.13.0
+TORCH_VARIANT ?= cpu
+TORCH_INDEX   ?= https://download.pytorch.org/whl/$(TORCH_VARIANT)
 
 NOTEBOOKS   := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 NB_IDS      := $(basename $(notdir $(NOTEBOOKS)))
@@ -33,8 +34,8 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip >/dev/null || true
-	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q --no-index "$(TORCH_SPEC)" \
-	  || $(PY) -m pip install -q "$(TORCH_SPEC)" --index-url "$(TORCH_INDEX)"
+	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "torch==$(TORCH_VERSION)+$(TORCH_VARIANT)" \
+	  || $(PY) -m pip install -q "torch==$(TORCH_VERSION)" --index-url "$(TORCH_INDEX)" --extra-index-url https://pypi.org/simple
 	$(PY) -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 

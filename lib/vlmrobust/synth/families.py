@@ -138,6 +138,11 @@ def _shape(rng, size, distance, truth) -> Plan:
                 _pick(rng, SHAPES, 3, (shape,)), objs, 0, True)
 
 
+def article(word: str) -> str:
+    """The indefinite article before ``word`` ("an orange star", "a red square")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
 def _verify(rng, size, distance, truth) -> Plan:
     specs, colour, shape = _boxed("verify", rng, distance)
     objs = place(rng, specs, size)
@@ -150,7 +155,7 @@ def _verify(rng, size, distance, truth) -> Plan:
             qc = _pick(rng, COLOUR_NAMES, 1, (colour,))[0]
         if mode in (1, 2):
             qs = _pick(rng, SHAPES, 1, (shape,))[0]
-    q = f"Is the object inside the red box a {qc} {qs}?"
+    q = f"Is the object inside the red box {article(qc)} {qc} {qs}?"
     ans = "yes" if truth else "no"
     return Plan("ground", q, ans, ["no" if truth else "yes"], objs, 0, True,
                 info={"truth": truth, "query": [qc, qs]})
@@ -297,7 +302,7 @@ def _exist(rng, size, distance, truth) -> Plan:
         specs.append(_shape_spec(c, s, sz, z_range(SIZES_M[sz], band, distance)))
     objs = place(rng, specs, size, boxed=False)
     target = present.index(query) if truth else None
-    q = f"Is there a {query[0]} {query[1]} in the image?"
+    q = f"Is there {article(query[0])} {query[0]} {query[1]} in the image?"
     return Plan("ground", q, "yes" if truth else "no", ["no" if truth else "yes"], objs, target, False,
                 info={"truth": truth, "query": list(query)})
 
@@ -344,8 +349,8 @@ def question_texts() -> list[str]:
     qs += list(SPATIAL_QUESTIONS.values()) + list(SIZE_QUESTIONS.values()) + list(CHART_QUESTIONS.values())
     for c in COLOUR_NAMES:
         for s in SHAPES:
-            qs.append(f"Is the object inside the red box a {c} {s}?")
-            qs.append(f"Is there a {c} {s} in the image?")
+            qs.append(f"Is the object inside the red box {article(c)} {c} {s}?")
+            qs.append(f"Is there {article(c)} {c} {s} in the image?")
     return qs
 
 
