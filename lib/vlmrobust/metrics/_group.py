@@ -46,21 +46,29 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
         parts.append(codes)
         uniques.append(pd.Index(u))
     combined = np.zeros(n, dtype=np.int64)
+    space = 1
     for codes, u in zip(parts, uniques, strict=True):
         combined = combined * max(len(u), 1) + codes
-    present, inv = np.unique(combined, return_inverse=True)
-    keys = {}
-    rem = present.copy()
+        space *= max(len(u), 1)
+    if space <= max(4 * n, 1 << 16):  # dense lookup: O(n + space), no sort
+        seen = np.bincount(combined, minlength=space) > 0
+        present = np.flatnonzero(seen)
+        lookup = np.cumsum(seen) - 1
+        inv = lookup[combined]
+    else:
+        present, inv = np.unique(combined, return_inverse=True)
+    frame = {}
+    rem = present
     for c, u in reversed(list(zip(by, uniques, strict=True))):
         size = max(len(u), 1)
         idx = rem % size
         rem = rem // size
-        keys[c] = u.take(idx)
-    frame = pd.DataFrame({c: np.asarray(keys[c]) for c in by})
-    for c in by:
         if isinstance(df[c].dtype, pd.CategoricalDtype):
-            frame[c] = pd.Categorical(frame[c], categories=df[c].cat.categories)
-    return inv.reshape(-1).astype(np.int64), frame
+            frame[c] = pd.Categorical.from_codes(idx, dtype=df[c].dtype)
+        else:
+            frame[c] = u.take(idx)
+    keys = pd.DataFrame({c: frame[c] for c in by})
+    return inv.reshape(-1).astype(np.int64), keys
 
 
 def gsum(codes: np.ndarray, n_groups: int, values: np.ndarray | None = None) -> np.ndarray:

@@ -22,6 +22,8 @@ Choices, stated once:
 * A corrupted row without a clean row raises (``missing_clean="raise"``) or is
   dropped (``"drop"``, the number dropped is kept in ``attrs["n_missing_clean"]``).
 * Clean and corrupted rows must agree on ``K`` and ``answer_idx``.
+* ``task`` and ``category`` are item attributes (columns of the item table):
+  they are read from each ``item_id``'s first row.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ras import alignment, normalised_entropy, ras, top1
+from .ras import normalised_entropy, ras, rowsum, top1
 
 __all__ = ["PAIR_COLUMNS", "STATES", "probs_matrix", "pairs"]
 
@@ -53,59 +55,93 @@ def probs_matrix(probs: pd.Series | np.ndarray | list, K: np.ndarray, *, prob_at
     against ``K``, finiteness, non-negativity and ``|sum - 1| <= prob_atol``,
     then divides every row by its sum.
     """
+    K, src = _source(probs, K)
+    return _chunk(src, K, 0, K.shape[0], prob_atol)
+
+
+def _source(probs, K) -> tuple[np.ndarray, tuple]:
+    """Validated ``K`` and the probabilities as ``("dense", 2-D)`` or ``("flat", values, row starts)``."""
     K = np.asarray(K, dtype=np.int64)
     n = K.shape[0]
     if n and K.min() < 2:
         raise ValueError(f"K must be >= 2 for every row (K = 1 has no normalised entropy); found K = {K.min()}")
-    kmax = int(K.max()) if n else 2
     if isinstance(probs, np.ndarray) and probs.ndim == 2:
-        P = np.zeros((n, max(kmax, probs.shape[1])), dtype=np.float64)
-        P[:, : probs.shape[1]] = probs
-        cols = np.arange(P.shape[1])
-        if (np.abs(P[cols[None, :] >= K[:, None]]) > 0).any():
+        if probs.shape[0] != n:
+            raise ValueError(f"probs has {probs.shape[0]} rows but K has {n}")
+        cols = np.arange(probs.shape[1])
+        if n and K.max() > probs.shape[1]:
+            raise ValueError("probs must have K entries per row; the matrix has fewer columns than max K")
+        if (np.abs(np.where(cols[None, :] >= K[:, None], probs, 0)) > 0).any():
             raise ValueError("probs has non-zero entries beyond a row's K options")
-        P = P[:, :kmax]
+        return K, ("dense", np.asarray(probs, dtype=np.float64))
+    flat, lengths = _flatten(probs, n)
+    if not np.array_equal(lengths, K):
+        bad = int(np.flatnonzero(lengths != K)[0])
+        raise ValueError(f"probs must have K entries per row; row {bad} has {lengths[bad]} but K = {K[bad]}")
+    return K, ("flat", flat, np.concatenate([[0], np.cumsum(K)]))
+
+
+def _chunk(src: tuple, K: np.ndarray, a: int, b: int, prob_atol: float) -> np.ndarray:
+    """Rows ``a:b`` as a validated, renormalised ``(b - a, max K)`` matrix."""
+    kmax = int(K.max()) if K.shape[0] else 2
+    Kc = K[a:b]
+    if src[0] == "dense":
+        P = np.array(src[1][a:b, :kmax], dtype=np.float64)
     else:
-        flat, lengths = _flatten(probs, n)
-        if not np.array_equal(lengths, K):
-            bad = int(np.flatnonzero(lengths != K)[0])
-            raise ValueError(f"probs must have K entries per row; row {bad} has {lengths[bad]} but K = {K[bad]}")
-        if (K == kmax).all():
-            P = flat.reshape(n, kmax)
+        flat, starts = src[1], src[2]
+        seg = flat[starts[a]:starts[b]]
+        if (Kc == kmax).all():
+            P = np.array(seg.reshape(b - a, kmax), dtype=np.float64)
         else:
-            P = np.zeros((n, kmax), dtype=np.float64)
-            starts = np.cumsum(K) - K
-            rows = np.repeat(np.arange(n), K)
-            cols = np.arange(flat.shape[0]) - np.repeat(starts, K)
-            P[rows, cols] = flat
-    if not np.isfinite(P).all():
+            P = np.zeros((b - a, kmax), dtype=np.float64)
+            P[np.arange(kmax)[None, :] < Kc[:, None]] = seg  # row-major fill: row i gets its K[i] values
+    s = rowsum(P)  # NaN or inf anywhere in a row makes its sum non-finite
+    if not np.isfinite(s).all():
         raise ValueError("probs must be finite (found NaN or inf)")
-    if (P < 0).any():
+    if P.size and P.min() < 0:
         raise ValueError("probs must be non-negative")
-    s = P.sum(axis=1)
-    if n and np.abs(s - 1).max() > prob_atol:
+    if P.size and np.abs(s - 1).max() > prob_atol:
         bad = int(np.argmax(np.abs(s - 1)))
-        raise ValueError(f"probs must sum to 1 within prob_atol={prob_atol}; row {bad} sums to {s[bad]!r}")
-    return P / s[:, None]
+        raise ValueError(f"probs must sum to 1 within prob_atol={prob_atol}; row {a + bad} sums to {s[bad]!r}")
+    P /= s[:, None]
+    return P
+
+
+def _row_stats(probs, K, y, prob_atol: float, tie_tol: float, chunk: int = 1 << 16):
+    """Eq. 7 entropy, top-1 index and confidence of every row, in row chunks (small temporaries)."""
+    K, src = _source(probs, K)
+    n = K.shape[0]
+    S = np.empty(n)
+    top = np.empty(n, dtype=np.int64)
+    conf = np.empty(n)
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        P = _chunk(src, K, a, b, prob_atol)
+        S[a:b] = normalised_entropy(P, K[a:b])
+        top[a:b], conf[a:b] = top1(P, tie_tol=tie_tol)
+    return S, top, conf
 
 
 def _flatten(probs, n: int) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(probs, pd.Series) and isinstance(probs.dtype, pd.ArrowDtype):
-        import pyarrow as pa
+    """Concatenated values and per-row lengths of a list column (through pyarrow, no Python loop)."""
+    import pyarrow as pa
 
+    if isinstance(probs, pd.Series) and isinstance(probs.dtype, pd.ArrowDtype):
         arr = pa.chunked_array(probs.array._pa_array).combine_chunks()  # noqa: SLF001
-        if arr.null_count:
-            raise ValueError("probs must not contain missing rows")
-        offsets = np.asarray(arr.offsets, dtype=np.int64)
-        flat = np.asarray(arr.flatten(), dtype=np.float64)
-        return flat, np.diff(offsets)
-    values = probs.to_numpy(dtype=object) if isinstance(probs, pd.Series) else list(probs)
-    try:
-        lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=n)
-        flat = np.concatenate(values).astype(np.float64) if n else np.zeros(0)
-    except TypeError as exc:
-        raise ValueError(f"probs must hold a list of K floats in every row ({exc})") from None
-    return flat, lengths
+    else:
+        values = probs.to_numpy(dtype=object) if isinstance(probs, pd.Series) else list(probs)
+        try:
+            arr = pa.array(values, type=pa.list_(pa.float64()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+            raise ValueError(f"probs must hold a list of K floats in every row ({exc})") from None
+    if isinstance(arr.type, pa.LargeListType):
+        arr = arr.cast(pa.list_(pa.float64()))
+    if arr.null_count:
+        raise ValueError("probs must hold a list of K floats in every row (found a missing row)")
+    offsets = np.asarray(arr.offsets, dtype=np.int64)
+    # flatten() honours a slice's offset; a missing value inside a list becomes NaN (rejected later)
+    flat = np.asarray(arr.flatten().cast(pa.float64()).fill_null(np.nan), dtype=np.float64)
+    return flat, np.diff(offsets)
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -113,6 +149,21 @@ def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
     if (codes < 0).any():
         raise ValueError(f"column {col.name!r} must not contain missing values")
     return codes.astype(np.int64), pd.Index(uniques)
+
+
+def _has_duplicates(keys: np.ndarray, space: int) -> bool:
+    if space <= max(8 * len(keys), 1 << 16):
+        return bool(len(keys)) and int(np.bincount(keys, minlength=space).max()) > 1
+    return bool(pd.Index(keys).has_duplicates)
+
+
+def _dense_codes(keys: np.ndarray, space: int) -> np.ndarray:
+    """Codes 0..G-1 for integer keys in [0, space) (a lookup table when small, hashing otherwise)."""
+    if space <= max(8 * len(keys), 1 << 16):
+        seen = np.zeros(space, dtype=bool)
+        seen[keys] = True
+        return (np.cumsum(seen) - 1)[keys]
+    return pd.factorize(keys)[0].astype(np.int64)
 
 
 def _cat(codes: np.ndarray, uniques: pd.Index) -> pd.Categorical:
@@ -169,15 +220,17 @@ def pairs(
 
     m_codes, m_u = _factorize(pred["model"])
     me_codes, me_u = _factorize(pred["method"])
-    it_codes, it_u = _factorize(pred["item_id"].astype(str) if pred["item_id"].dtype != object else pred["item_id"])
+    it_codes, it_u = _factorize(pred["item_id"])
     key3 = (m_codes * len(me_u) + me_codes) * len(it_u) + it_codes
-    full = (key3 * len(pert_u) + pert_codes) * (int(level.max()) + 1 if n else 1) + level
-    if pd.Index(full).has_duplicates:
+    n_key3 = len(m_u) * len(me_u) * len(it_u)
+    n_lev = int(level.max()) + 1 if n else 1
+    full = (key3 * len(pert_u) + pert_codes) * n_lev + level
+    if _has_duplicates(full, n_key3 * len(pert_u) * n_lev):
         raise ValueError(
             "pred has duplicate rows for some (model, method, item_id, perturbation, level); "
             "the predictions table holds one row per condition"
         )
-    key3_codes, _ = pd.factorize(key3)
+    key3_codes = _dense_codes(key3, n_key3)
     clean_of = np.full(int(key3_codes.max()) + 1 if n else 0, -1, dtype=np.int64)
     clean_rows = np.flatnonzero(is_clean)
     clean_of[key3_codes[clean_rows]] = clean_rows
@@ -198,10 +251,8 @@ def pairs(
     if (K[corr_rows] != K[partner]).any() or (y[corr_rows] != y[partner]).any():
         raise ValueError("clean and corrupted rows of a question must have the same K and answer_idx")
 
-    P = probs_matrix(pred["probs"], K, prob_atol=prob_atol)
-    S_all = normalised_entropy(P, K)
-    top, conf = top1(P, tie_tol=tie_tol)
-    C_all = alignment(P, K, y, tie_tol=tie_tol)
+    S_all, top, conf = _row_stats(pred["probs"], K, y, prob_atol, tie_tol)
+    C_all = np.abs((top == y).astype(np.float64) - conf)  # Eq. 9, as vlmrobust.metrics.ras.alignment
     correct_all = top == y
 
     npair = corr_rows.size
@@ -211,10 +262,12 @@ def pairs(
         "method": _cat(me_codes[corr_rows], me_u),
         "item_id": _cat(it_codes[corr_rows], it_u),
     }
+    first_of_item = np.full(len(it_u), n, dtype=np.int64)
+    np.minimum.at(first_of_item, it_codes, np.arange(n))  # first row of each item_id
     for col in ("task", "category"):
-        if col in pred.columns:
-            c, u = _factorize(pred[col].astype(str))
-            out[col] = _cat(c[corr_rows], u)
+        if col in pred.columns:  # item attributes: read once per item_id, from its first row
+            c, u = _factorize(pred[col].iloc[first_of_item])
+            out[col] = _cat(c[it_codes[corr_rows]], u)
         else:
             out[col] = _cat(np.zeros(npair, dtype=np.int64), pd.Index(["?"]))
     out["perturbation"] = _cat(pert_codes[corr_rows], pert_u)
@@ -234,7 +287,7 @@ def pairs(
     state = 2 * (~out["correct_clean"]).astype(np.int64) + (~out["correct"]).astype(np.int64)
     out["state"] = _cat(state, pd.Index(list(STATES)))
     out["row"], out["row_clean"] = corr_rows, partner
-    df = pd.DataFrame(out)
+    df = pd.DataFrame(out, copy=False)  # no block consolidation: the arrays are fresh
     df.attrs["n_missing_clean"] = n_missing
     df.attrs["tie_tol"] = tie_tol
     return df

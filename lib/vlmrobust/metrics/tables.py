@@ -98,29 +98,39 @@ def table_ii(
 
     cc = pairs["correct_clean"].to_numpy().astype(np.float64)
     r = pairs["RAS"].to_numpy()
-    base_vals = [None, cc, pairs["correct"].to_numpy().astype(np.float64),
-                 (pairs["pred"].to_numpy() == pairs["pred_clean"].to_numpy()).astype(np.float64), r, r * cc]
-    cell_vals = [cc, r * cc, 1.0 - cc, r * (1.0 - cc)]
-    order = np.argsort(u_codes, kind="stable")
-    bounds = np.searchsorted(u_codes[order], np.arange(G + 1))
+    rc = r * cc
+    cell_vals = [cc, rc, 1.0 - cc, r - rc]  # per (unit, item, cell): clean-correct count, its RAS sum; same for wrong
+    item_vals = [pairs["correct"].to_numpy().astype(np.float64),
+                 (pairs["pred"].to_numpy() == pairs["pred_clean"].to_numpy()).astype(np.float64)]
     W = resample_counts(n_items, n_boot, rng) if n_boot else None
     point = np.empty((G, len(TABLE_II_STATS)))
     reps = np.empty((G, n_boot, len(TABLE_II_STATS)))
     n_q = np.empty(G, dtype=np.int64)
-    for g in range(G):
-        rows = order[bounds[g]:bounds[g + 1]]
-        it = it_codes[rows]
-        X = np.empty((n_items, len(_BASE) + 4 * n_cells))
-        for j, v in enumerate(base_vals):
-            X[:, j] = gsum(it, n_items, None if v is None else v[rows])
-        ic = it * n_cells + c_codes[rows]
-        for j, v in enumerate(cell_vals):
-            X[:, len(_BASE) + j * n_cells: len(_BASE) + (j + 1) * n_cells] = \
-                gsum(ic, n_items * n_cells, v[rows]).reshape(n_items, n_cells)
-        n_q[g] = int((X[:, 0] > 0).sum())
-        point[g] = _table_ii_stats(X.sum(axis=0), n_cells, mixed_tol)
-        if n_boot:
-            reps[g] = _table_ii_stats(replicate_sums(W, X), n_cells, mixed_tol)
+    per_unit = n_items * n_cells
+    batch = max(1, 4_000_000 // max(per_unit, 1))  # units whose (item x cell) sums are built together
+    for g0 in range(0, G, batch):
+        g1 = min(G, g0 + batch)
+        rows = slice(None) if (g0, g1) == (0, G) else np.flatnonzero((u_codes >= g0) & (u_codes < g1))
+        ui = (u_codes[rows] - g0) * n_items + it_codes[rows]
+        uic = ui * n_cells + c_codes[rows]
+        nb = g1 - g0
+        cells = [gsum(uic, nb * per_unit, v[rows]).reshape(nb, n_items, n_cells) for v in cell_vals]
+        items = [gsum(ui, nb * n_items, v[rows]).reshape(nb, n_items) for v in item_vals]
+        for k in range(nb):
+            g = g0 + k
+            n_c, s_c, n_w, s_w = (c[k] for c in cells)
+            X = np.empty((n_items, len(_BASE) + 4 * n_cells))
+            X[:, 1] = n_c.sum(axis=1)
+            X[:, 0] = X[:, 1] + n_w.sum(axis=1)
+            X[:, 2], X[:, 3] = items[0][k], items[1][k]
+            X[:, 5] = s_c.sum(axis=1)
+            X[:, 4] = X[:, 5] + s_w.sum(axis=1)
+            for j, block in enumerate((n_c, s_c, n_w, s_w)):
+                X[:, len(_BASE) + j * n_cells: len(_BASE) + (j + 1) * n_cells] = block
+            n_q[g] = int((X[:, 0] > 0).sum())
+            point[g] = _table_ii_stats(X.sum(axis=0), n_cells, mixed_tol)
+            if n_boot:
+                reps[g] = _table_ii_stats(replicate_sums(W, X), n_cells, mixed_tol)
     out = u_keys.copy()
     out["n_items"] = n_q
     out["n_pairs"] = np.bincount(u_codes, minlength=G)

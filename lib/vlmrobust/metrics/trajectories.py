@@ -112,22 +112,30 @@ def trajectories(
     out = keys.loc[complete].reset_index(drop=True)
     for extra in ("task", "category"):
         if extra in sub.columns and extra not in key:
-            out[extra] = sub[extra].to_numpy()[first_row]
+            out[extra] = sub[extra].array.take(first_row)
     out["correct_clean"] = c0
     out["path"] = _paths(corr)
     out["klass"] = pd.Categorical.from_codes(classify_paths(c0, corr), categories=TRAJECTORY_CLASSES)
     out["RAS"] = mats["RAS"].mean(axis=1)
-    out["dS_med"] = np.median(mats["dS"], axis=1)
-    out["dC_med"] = np.median(mats["dC"], axis=1)
+    out["dS_med"] = _median(mats["dS"])
+    out["dC_med"] = _median(mats["dC"])
     out.attrs["n_incomplete"] = int((~complete).sum())
     out.attrs["levels"] = levels
     return out
 
 
-def _paths(corr: np.ndarray) -> np.ndarray:
+def _median(m: np.ndarray) -> np.ndarray:
+    """Row medians (the middle value for an odd number of levels, else ``np.median``)."""
+    if m.shape[1] % 2:
+        return np.partition(m, m.shape[1] // 2, axis=1)[:, m.shape[1] // 2].copy()
+    return np.median(m, axis=1)
+
+
+def _paths(corr: np.ndarray) -> pd.Categorical:
+    """Correctness paths as a categorical of "0"/"1" strings (one bit per level)."""
     bits = corr.astype(np.int64) @ (1 << np.arange(corr.shape[1])[::-1])
-    table = np.array([format(v, f"0{corr.shape[1]}b") for v in range(1 << corr.shape[1])], dtype=object)
-    return table[bits]
+    table = [format(v, f"0{corr.shape[1]}b") for v in range(1 << corr.shape[1])]
+    return pd.Categorical.from_codes(bits, categories=table)
 
 
 def trajectory_summary(traj: pd.DataFrame, unit: str | Sequence[str] = ("model",)) -> pd.DataFrame:
