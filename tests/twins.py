@@ -62,11 +62,11 @@ def word_tokenizer(specials: list[str], extra_texts: Iterable[str] = (), *, bos:
     return tok
 
 
-def _llama_text(vocab: int, **kw):
+def _llama_text(vocab: int, hidden: int = 48, layers: int = 2, **kw):
     from transformers import LlamaConfig
 
-    return LlamaConfig(vocab_size=vocab, hidden_size=48, intermediate_size=96, num_hidden_layers=2,
-                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, **kw)
+    return LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, **kw)
 
 
 def image_only(processor_cls):
@@ -96,20 +96,26 @@ SIMPLE_TEMPLATE = (
 )
 
 
-def tiny_llava(extra_texts: Iterable[str] = (), seed: int = 0, image_size: int = 32):
-    """A LLaVA twin (CLIP vision tower, MLP projector, Llama text model) with its LlavaProcessor."""
-    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor)
+def tiny_llava(extra_texts: Iterable[str] = (), seed: int = 0, image_size: int = 32, hidden: int = 48,
+               layers: int = 2, vision_hidden: int = 32):
+    """A LLaVA twin (CLIP vision tower, MLP projector, Llama text model) with its LlavaProcessor.
+
+    The defaults are tiny (tests); ``hidden``, ``layers``, ``vision_hidden`` and
+    ``image_size`` scale it up (benchmarks).
+    """
+    from transformers import CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
     tok = word_tokenizer(["<image>"], extra_texts, bos="<s>")
-    ip = CLIPImageProcessor(size={"shortest_edge": image_size},
+    ip = CLIPImageProcessorPil(size={"shortest_edge": image_size},
                             crop_size={"height": image_size, "width": image_size})
     proc = LlavaProcessor(image_processor=ip, tokenizer=tok, patch_size=8,
                           vision_feature_select_strategy="default", chat_template=SIMPLE_TEMPLATE,
                           num_additional_image_tokens=1)
-    vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                              image_size=image_size, patch_size=8, projection_dim=32)
-    cfg = LlavaConfig(vision_config=vision, text_config=_llama_text(len(tok), pad_token_id=tok.pad_token_id,
+    vision = CLIPVisionConfig(hidden_size=vision_hidden, intermediate_size=2 * vision_hidden, num_hidden_layers=layers,
+                              num_attention_heads=4, image_size=image_size, patch_size=8, projection_dim=32)
+    cfg = LlavaConfig(vision_config=vision, text_config=_llama_text(len(tok), hidden, layers,
+                                                                    pad_token_id=tok.pad_token_id,
                                                                     eos_token_id=tok.eos_token_id),
                       image_token_id=tok.convert_tokens_to_ids("<image>"), vision_feature_layer=-1,
                       vision_feature_select_strategy="default", projector_hidden_act="gelu")

@@ -69,8 +69,12 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     """
     rows = _last_position(lm, item_ids, prompts, images, batch_size)
     out = []
+    memo: dict[tuple[str, int], list[int]] = {}  # letters depend on the prompt's end only
     for prompt, opts, row in zip(prompts, options, rows):
-        ids = letter_token_ids(lm.tokenizer, prompt, len(opts))
+        key = (prompt[-64:], len(opts))
+        if key not in memo:
+            memo[key] = letter_token_ids(lm.tokenizer, prompt, len(opts))
+        ids = memo[key]
         z = row[ids]
         out.append(OptionScores(probs=softmax(z), scores=z, margin=margin_of(z)))
     return out

@@ -1,0 +1,182 @@
+"""Benchmark of the scoring engine against the common ways of scoring multiple choice.
+
+One run, one model, the same items:
+
+* **letter** — ``vlmrobust.score.letter_scores``: batched (left padding,
+  length-sorted), one forward per item, LM head on the last position only;
+* **(a) generate-then-parse** — ``model.generate`` per item (greedy), answer
+  parsed to an option, as VLMEvalKit scores multiple choice;
+* **(b) one full forward per option** — prompt + continuation per option, batch
+  size 1, as lmms-eval's log-likelihood tasks do; once with the letters as
+  continuations (compared with letter scoring) and once with the option texts
+  (compared with shared-prefix log-likelihood);
+* **loglik** — ``vlmrobust.score.loglik_scores``: one shared-prefix forward per
+  item whose KV cache is reused for the K continuations.
+
+It prints seconds, items/s and speed-up ratios measured side by side, argmax
+agreement, the largest per-option log-likelihood difference, and items/s as a
+fraction of the FLOP bound (measured matmul GFLOP/s divided by the model's
+FLOPs per item, counted with ``torch.utils.flop_counter``). The load average is
+printed before and after: the machine may be shared.
+
+Usage::
+
+    .venv/bin/python bench/scoring.py                 # zoo organism if present, else a random LLaVA
+    .venv/bin/python bench/scoring.py --model NAME --n-per-family 8 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str | None, texts: list[str]):
+    from vlmrobust import models
+
+    if name is None and models.zoo_names():
+        name = models.zoo_names()[0]
+    if name is not None:
+        return models.load(name), name
+    sys.path.insert(0, str(REPO / "tests"))  # random-weight builders live with the tests
+    import twins
+
+    model, proc = twins.tiny_llava(texts, image_size=64, hidden=256, layers=4, vision_hidden=128)
+    lm = models.LoadedModel(model.eval(), proc, proc.tokenizer, "letters", "random-llava", None,
+                            name="random LLaVA (64 px, 4 layers, d=256)")
+    return lm, lm.name
+
+
+def _timed(fn, *a, repeat: int = 1, **kw):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn(*a, **kw)
+        best = min(best, time.perf_counter() - t)
+    return out, best
+
+
+def _generate_then_parse(lm, ids, prompts, options, images, max_new_tokens):
+    from vlmrobust import score
+    from vlmrobust.score._core import model_inputs
+
+    preds = []
+    for iid, p, opts, im in zip(ids, prompts, options, images):
+        inputs = model_inputs(lm, [p], [im])
+        with torch.inference_mode():
+            out = lm.model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
+                                    pad_token_id=lm.tokenizer.pad_token_id)
+        text = lm.tokenizer.decode(out[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        preds.append(score.parse_answer(text, opts, lm.answer_format))
+    return preds
+
+
+def _full_forward_letters(lm, ids, prompts, options, images):
+    from vlmrobust import models, score
+
+    out = []
+    for iid, p, opts, im in zip(ids, prompts, options, images):
+        letters = [models.LETTERS[k] for k in range(len(opts))]
+        out.append(score.loglik_full_forward(lm, iid, p, letters, im))
+    return out
+
+
+def _flops_per_item(lm, prompt, image) -> float:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from vlmrobust.score._core import model_inputs
+
+    inputs = model_inputs(lm, [prompt], [image])
+    with FlopCounterMode(display=False) as fc, torch.inference_mode():
+        lm.model(**inputs, logits_to_keep=1)
+    return float(fc.get_total_flops())
+
+
+def _matmul_gflops(n: int = 512, reps: int = 20) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    t = time.perf_counter()
+    for _ in range(reps):
+        torch.mm(a, b)
+    return 2 * n**3 * reps / (time.perf_counter() - t) / 1e9
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=None, help="zoo name, folder or hub id (default: first zoo organism)")
+    ap.add_argument("--n-per-family", type=int, default=6, help="synthetic items per task family")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the machine may be shared)")
+    ap.add_argument("--batch-size", type=int, default=4, help="letter/loglik batch (4 is fastest on one CPU thread)")
+    ap.add_argument("--max-new-tokens", type=int, default=8, help="generation budget of (a)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    from vlmrobust import data, models, score, synth
+
+    print(f"load average before: {os.getloadavg()}")
+    items = synth.generate(args.n_per_family, seed=0)
+    texts = list(items.question) + [o for opts in items.options for o in opts]
+    lm, name = _load(args.model, texts)
+    ids = list(items.item_id)
+    options = [list(o) for o in items.options]
+    images = [data.load_image(r) for r in items.image_ref]
+    prompts = [models.build_prompt(lm.processor, q, o) for q, o in zip(items.question, options)]
+    n = len(ids)
+    n_params = sum(p.numel() for p in lm.model.parameters())
+    print(f"model: {name} ({n_params / 1e6:.2f} M parameters, answer format {lm.answer_format}); "
+          f"{n} items; threads {args.threads}")
+
+    score.letter_scores(lm, ids[:2], prompts[:2], options[:2], images[:2])  # warm-up
+    letter, t_letter = _timed(score.letter_scores, lm, ids, prompts, options, images, batch_size=args.batch_size,
+                              repeat=2)
+    gen, t_gen = _timed(_generate_then_parse, lm, ids, prompts, options, images, args.max_new_tokens)
+    _, t_gen1 = _timed(_generate_then_parse, lm, ids, prompts, options, images, 1)
+    full_letters, t_full_letters = _timed(_full_forward_letters, lm, ids, prompts, options, images)
+    (ll, _), t_ll = _timed(score.loglik_scores, lm, ids, prompts, options, images, batch_size=args.batch_size,
+                           repeat=2)
+    full_text, t_full_text = _timed(lambda: [score.loglik_full_forward(lm, i, p, o, im)
+                                             for i, p, o, im in zip(ids, prompts, options, images)])
+
+    letter_arg = [score.argmax_low(r.probs) for r in letter]
+    gen_parsed = [g for g in gen if g is not None]
+    agree_gen = np.mean([g == a for g, a in zip(gen, letter_arg) if g is not None]) if gen_parsed else float("nan")
+    agree_full = np.mean([score.argmax_low(f) == a for f, a in zip(full_letters, letter_arg)])
+    max_diff = max(float(np.max(np.abs(np.asarray(r.scores) - f))) for r, f in zip(ll, full_text))
+    agree_ll = np.mean([score.argmax_low(r.scores) == score.argmax_low(f) for r, f in zip(ll, full_text)])
+
+    gflops = _matmul_gflops()
+    flops = np.mean([_flops_per_item(lm, p, im) for p, im in zip(prompts[:4], images[:4])])
+    bound = gflops * 1e9 / flops
+
+    def row(label, secs):
+        return f"  {label:<44} {secs:8.3f} s {n / secs:9.1f} items/s"
+
+    print("\nletter scoring vs (a) generate-then-parse and (b) one full forward per option:")
+    print(row("letter (batched, last position only)", t_letter))
+    print(row(f"(a) generate-then-parse (max {args.max_new_tokens} new tokens)", t_gen))
+    print(row("(a') generate-then-parse, 1 new token (floor)", t_gen1))
+    print(row("(b) full forward per letter", t_full_letters))
+    print(f"  speed-up vs (a): {t_gen / t_letter:6.1f}x   vs (a'): {t_gen1 / t_letter:6.1f}x   "
+          f"vs (b): {t_full_letters / t_letter:6.1f}x")
+    print(f"  same argmax as (a): {agree_gen:.3f} of {len(gen_parsed)} parsed answers "
+          f"({n - len(gen_parsed)} unparsed of {n}); as (b): {agree_full:.3f}")
+    print("\nshared-prefix log-likelihood vs (b) one full forward per option (option texts):")
+    print(row("loglik (shared prefix + KV cache)", t_ll))
+    print(row("(b) full forward per option", t_full_text))
+    print(f"  speed-up: {t_full_text / t_ll:6.1f}x   max |score difference|: {max_diff:.2e}   "
+          f"same argmax: {agree_ll:.3f}")
+    print(f"\nFLOP bound: matmul {gflops:.1f} GFLOP/s, {flops / 1e9:.4f} GFLOP per item (one forward) "
+          f"-> {bound:.1f} items/s")
+    print(f"  letter scoring reaches {n / t_letter / bound:.1%} of the FLOP bound")
+    print(f"\nload average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
