@@ -247,3 +247,19 @@ def test_spec_validation_names_the_field(model_dirs):
         sweep.plan(_spec(model_dirs, items=pd.concat([ITEMS, ITEMS])))
     with pytest.raises(ValueError, match="executor"):
         sweep.run_sweep(_spec(model_dirs), "/tmp/unused", executor="ray")
+
+
+def test_sweep_with_the_real_corruptions_and_synthetic_items(model_dirs, tmp_path):
+    from vlmrobust import corrupt, synth
+
+    items = synth.generate(1, seed=0, families=["colour", "verify"])
+    spec = sweep.SweepSpec(models=model_dirs[:1], items=items,
+                           conditions={"gaussian_noise": [1, 5], "fog_physical": [8]}, torch_threads=1)
+    res = sweep.run_sweep(spec, tmp_path, progress=False)
+    assert list(res.shards.status) == ["done"] * 3, res.shards.error.tolist()
+    t = res.table
+    assert len(t) == len(items) * 4
+    fog = t[t.perturbation == "fog_physical"]
+    assert np.allclose(fog.param, corrupt.info("fog_physical").param(8))
+    assert np.allclose(t[t.perturbation == "gaussian_noise"].param.sort_values().to_numpy(),
+                       sorted([corrupt.info("gaussian_noise").param(1), corrupt.info("gaussian_noise").param(5)] * 2))

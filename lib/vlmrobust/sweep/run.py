@@ -45,16 +45,10 @@ def default_depth(ref: str | None) -> Any:
 
 
 def default_param(name: str, level: int) -> float:
-    """The physical parameter of a level from ``vlmrobust.corrupt.info(name)``; NaN when not declared."""
+    """The physical parameter of a level, ``vlmrobust.corrupt.info(name).param(level)`` (NaN for clean)."""
     from .. import corrupt
 
-    info = corrupt.info(name)
-    params = info.get("params") if isinstance(info, dict) else getattr(info, "params", None)
-    if params is None:
-        return float("nan")
-    if isinstance(params, dict):
-        return float(params.get(level, float("nan")))
-    return float(params[level - 1]) if 0 < level <= len(params) else float("nan")
+    return float(corrupt.info(name).param(level))
 
 
 def write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
@@ -217,14 +211,10 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
 
 
 def _default_needs_depth(name: str) -> bool:
-    try:
-        from .. import corrupt
+    """Whether ``vlmrobust.corrupt`` needs a depth map for ``name`` (physical fog, underwater)."""
+    from .. import corrupt
 
-        info = corrupt.info(name)
-    except Exception:
-        return False
-    val = info.get("needs_depth") if isinstance(info, dict) else getattr(info, "needs_depth", False)
-    return bool(val)
+    return bool(corrupt.info(name).needs_depth)
 
 
 def _run_dask(spec, shards, out, client, kw, bar) -> list[dict]:
