@@ -203,3 +203,13 @@ def test_tables_refuse_to_pool_methods(sim_pairs):
         M.table_ii(pr, n_boot=0)
     t = M.table_ii(pr, unit=("model", "method"), n_boot=0)
     assert len(t) == 6
+
+
+def test_models_with_different_single_methods_can_be_pooled(sim_pairs):
+    pred, _ = sim_pairs
+    mixed = pred.assign(method=np.where(pred["model"] == "a", "loglik", "letter"))
+    pr = M.pairs(mixed)
+    t = M.table_ii(pr, n_boot=0)
+    assert len(t) == 3
+    pooled = M.table_iii(pr)
+    assert pooled["n"].sum() == len(pr)

@@ -88,11 +88,15 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def check_single_method(pairs: pd.DataFrame, unit: Sequence[str], name: str) -> None:
-    """Refuse to pool scoring methods silently: more than one method needs ``method`` in the unit."""
-    if "method" in pairs.columns and "method" not in unit:
-        n = pairs["method"].nunique()
-        if n > 1:
+    """Refuse to count a model twice: a model scored by several methods needs ``method`` in the unit.
+
+    Different models scored by different methods (each model's default) may be pooled.
+    """
+    if "method" in pairs.columns and "method" not in unit and "model" in pairs.columns and len(pairs):
+        per_model = pairs.groupby("model", observed=True)["method"].nunique()
+        if (per_model > 1).any():
+            m = per_model.index[per_model.to_numpy() > 1][0]
             raise ValueError(
-                f"the pair table holds {n} scoring methods; add 'method' to {name} "
-                f"(e.g. {name}={tuple(unit) + ('method',)}) or filter to one method first"
+                f"model {m!r} appears with {per_model[m]} scoring methods, so it would be counted once per method; "
+                f"add 'method' to {name} (e.g. {name}={tuple(unit) + ('method',)}) or filter to one method first"
             )

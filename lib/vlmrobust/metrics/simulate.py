@@ -15,16 +15,16 @@ import pandas as pd
 
 __all__ = ["IMAGENET_C_FAMILIES", "simulate_predictions"]
 
-#: 19 ImageNet-C style corruptions (the 15 standard ones plus 4 extras) and their families.
+#: The 19 ImageNet-C corruptions of seed 000 and their families, as in ``vlmrobust.corrupt``.
 IMAGENET_C_FAMILIES: dict[str, str] = {
     "gaussian_noise": "noise", "shot_noise": "noise", "impulse_noise": "noise", "speckle_noise": "noise",
     "defocus_blur": "blur", "glass_blur": "blur", "motion_blur": "blur", "zoom_blur": "blur",
     "gaussian_blur": "blur",
-    "snow": "weather", "frost": "weather", "fog": "weather", "brightness": "weather", "spatter": "weather",
-    "contrast": "digital", "elastic_transform": "digital", "pixelate": "digital",
-    "jpeg_compression": "digital", "saturate": "digital",
+    "snow": "weather", "frost": "weather", "fog": "weather", "spatter": "weather",
+    "brightness": "photometric", "contrast": "photometric", "saturate": "photometric",
+    "elastic_transform": "digital", "pixelate": "digital", "jpeg_compression": "digital",
 }
-_FAMILY_STRENGTH = {"noise": 1.0, "blur": 1.3, "weather": 0.8, "digital": 0.9}
+_FAMILY_STRENGTH = {"noise": 1.0, "blur": 1.3, "weather": 0.8, "photometric": 0.7, "digital": 0.9}
 
 
 def simulate_predictions(
