@@ -14,6 +14,7 @@
 
 # %%
 import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -31,7 +32,7 @@ figures.use_style()
 
 # %% tags=["parameters"]
 source: str = "zoo"  # predictions from: zoo (score models with the sweep engine) or simulate (no model)
-models: list[str] = []  # zoo organisms or hub ids "org/name" (empty: every zoo organism whose role is "evaluated")
+models: list[str] = []  # zoo names, model folders or hub ids (empty: every zoo organism whose role is "evaluated")
 items_tsv: str = ""  # VLMEvalKit-style multiple-choice TSV to score (empty: the synthetic items)
 perturbations: list[str] = []  # corruptions (empty: the ImageNet-C part of corrupt.default_sweep())
 levels: list[int] = [1, 2, 3, 4, 5]  # severities (trajectories need all of them)
@@ -76,13 +77,14 @@ def _role(name: str) -> str:
 
 if source == "zoo":
     ZOO = vlm_models.zoo_names()
-    if not ZOO:
-        raise params.ParameterError("parameter 'source' = 'zoo' but the zoo is empty; use source='simulate'")
-    evaluated = [m for m in ZOO if _role(m) == "evaluated"] or ZOO
-    models = params.check_list("models", models, str, min_len=0) or evaluated
+    models = params.check_list("models", models, str, min_len=0) or [m for m in ZOO if _role(m) == "evaluated"] or ZOO
+    if not models:
+        raise params.ParameterError("parameter 'models' is empty and the zoo has no organism; name model folders or "
+                                    "hub ids, or use source='simulate'")
     for m in models:
-        if m not in ZOO and m.count("/") != 1:
-            raise params.ParameterError(f"parameter 'models' has {m!r}: use a zoo name {ZOO} or a hub id 'org/name'")
+        if m not in ZOO and not Path(m).is_dir() and m.count("/") != 1:
+            raise params.ParameterError(f"parameter 'models' has {m!r}: use a zoo name {ZOO}, a model folder or a "
+                                        "hub id 'org/name'")
 else:
     models = [f"sim-{chr(ord('a') + i)}" for i in range(sim_models)]
 FAMILY = {p: corrupt.info(p).family for p in perturbations}
