@@ -93,7 +93,8 @@ def check_single_method(pairs: pd.DataFrame, unit: Sequence[str], name: str) -> 
     Different models scored by different methods (each model's default) may be pooled.
     """
     if "method" in pairs.columns and "method" not in unit and "model" in pairs.columns and len(pairs):
-        per_model = pairs.groupby("model", observed=True)["method"].nunique()
+        codes, keys = group_codes(pairs, ("model", "method"))  # one row per (model, method) present
+        per_model = keys.groupby("model", observed=True).size()
         if (per_model > 1).any():
             m = per_model.index[per_model.to_numpy() > 1][0]
             raise ValueError(

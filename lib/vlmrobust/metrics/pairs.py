@@ -284,7 +284,7 @@ def pairs(
     out["dS"] = out["S"] - out["S_clean"]
     out["dC"] = out["C"] - out["C_clean"]
     out["RAS"] = ras(out["dS"], out["dC"])
-    state = 2 * (~out["correct_clean"]).astype(np.int64) + (~out["correct"]).astype(np.int64)
+    state = (~out["correct_clean"]).view(np.int8) * np.int8(2) + (~out["correct"]).view(np.int8)
     out["state"] = _cat(state, pd.Index(list(STATES)))
     out["row"], out["row_clean"] = corr_rows, partner
     df = pd.DataFrame(out, copy=False)  # no block consolidation: the arrays are fresh
