@@ -1,0 +1,327 @@
+# %% [markdown]
+# # 03 · Scoring: option distributions from logits, log-likelihood, sampling and words
+#
+# A multiple-choice answer is more than a letter: each question gets a full **distribution over its K
+# options**, and every later notebook measures how corruption moves that distribution. This notebook scores
+# the model organisms on the synthetic benchmark under the default corruption sweep.
+#
+# * **Reproduces:** the option-distribution protocol of Bench-C (seed 000, §V-A: logits of the option
+#   letters, softmax) and its black-box sampling estimate (suppl. III-B); the log-likelihood scoring and
+#   margins of *Same answer, different representations* (seed 002, §3.1); the verbalized confidence and
+#   abstain read-outs of the visibility paper (seed 003, Table II).
+# * **You will learn:** how the three ways of scoring relate, how accuracy and confidence fall with severity
+#   for each corruption and task family, and what a clean-vs-corrupted pair of distributions looks like.
+
+# %%
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import display
+
+from vlmrobust import corrupt, data, figures, models, params, paths, repro, score, sweep, synth
+
+NB_ID = "03_scoring"
+figures.use_style()
+
+# %% tags=["parameters"]
+model_names: list = ["zoo"]  # zoo names, model folders or hub ids; "zoo" selects every organism
+items_source: str = "synth"  # "synth" (the synthetic benchmark) or a VLMEvalKit-style TSV file
+n_per_family: int = 10  # synthetic items per task family
+max_items: int = 0  # cap on items read from a TSV file (0 means no cap)
+seed: int = 0  # seed of the items, the corruptions and the sampling
+manifest: str = "default"  # corruption manifest (corrupt.manifest_names()): perturbation -> levels
+perturbations: list = []  # keep only these perturbations of the manifest (empty keeps all)
+method: str = "default"  # sweep scoring method: default (each model's own), letter, loglik or loglik_norm
+template: str = "vlmrobust"  # prompt template (models.TEMPLATES)
+batch_size: int = 4  # items per forward pass
+agreement_items: int = 45  # items scored by all three methods (letter, log-likelihood, sampling)
+agreement_condition: str = "gaussian_noise:3"  # corrupted condition of the method comparison, "name:level"
+n_samples: int = 20  # answers sampled per item for the sampling estimate
+temperature: float = 1.0  # sampling temperature
+example_items: int = 4  # items shown as clean-vs-corrupted distributions
+executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster)
+dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+
+# %%
+model_names = params.check_list("model_names", model_names, str)
+items_source = params.check("items_source", items_source, str)
+if items_source != "synth" and not (paths.REPO_ROOT / items_source).is_file() and not os.path.isfile(items_source):
+    raise params.ParameterError(f"parameter 'items_source' must be 'synth' or an existing TSV file, "
+                                f"got {items_source!r}")
+n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
+max_items = params.check("max_items", max_items, int, lo=0)
+seed = params.check("seed", seed, int, lo=0)
+manifest = params.check("manifest", manifest, str, choices=corrupt.manifest_names())
+if perturbations:
+    perturbations = params.check_list("perturbations", perturbations, str, choices=list(corrupt.manifest(manifest)))
+method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
+template = params.check("template", template, str, choices=sorted(models.TEMPLATES))
+batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+agreement_items = params.check("agreement_items", agreement_items, int, lo=1, hi=100_000)
+agreement_condition = params.check("agreement_condition", agreement_condition, str)
+n_samples = params.check("n_samples", n_samples, int, lo=1, hi=10_000)
+temperature = params.check("temperature", temperature, float, lo=0.0, lo_open=True, hi=10.0)
+example_items = params.check("example_items", example_items, int, lo=1, hi=12)
+executor = params.check("executor", executor, str, choices=["local", "dask"])
+dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+
+MODELS = [m for name in model_names for m in (models.zoo_names() if name == "zoo" else [name])]
+if not MODELS:
+    raise params.ParameterError("parameter 'model_names' selects no model: the zoo is empty; "
+                                "name a model folder or a hub id")
+CONDITIONS = {k: v for k, v in corrupt.manifest(manifest).items() if not perturbations or k in perturbations}
+if ":" not in agreement_condition:
+    raise params.ParameterError(f"parameter 'agreement_condition' must look like 'name:level', "
+                                f"got {agreement_condition!r}")
+AGREE_NAME, _level = agreement_condition.split(":", 1)
+AGREE_NAME = params.check("agreement_condition name", AGREE_NAME, str, choices=corrupt.names())
+AGREE_LEVEL = params.check("agreement_condition level", int(_level) if _level.isdigit() else _level, int,
+                           choices=list(corrupt.info(AGREE_NAME).levels))
+METHODS = None if method == "default" else [method]
+repro.seed_everything(seed)
+OUT = paths.results_dir(NB_ID)
+
+# %% [markdown]
+# ## Items and models
+#
+# By default the items are the synthetic benchmark of notebook 00 (every task family, K = 4 options, or 2
+# for the yes/no families); `items_source` can name a VLMEvalKit-style TSV file instead. Each model declares its **answer format** in its model card: organisms that answer
+# with the option's *letter* are scored by letter logits, organisms that answer with the option's *text*
+# by option log-likelihood.
+
+# %%
+if items_source == "synth":
+    items = synth.generate(n_per_family, seed)
+else:
+    tsv = items_source if os.path.isfile(items_source) else paths.REPO_ROOT / items_source
+    items = data.load_tsv(tsv, max_items=max_items or None)
+data.validate_items(items)
+loaded = {name: models.load(name) for name in MODELS}
+display(pd.DataFrame([{"model": n, "id": lm.model_id, "answer format": lm.answer_format,
+                       "default method": models.default_method(lm.answer_format),
+                       "parameters (M)": round(sum(p.numel() for p in lm.model.parameters()) / 1e6, 2)}
+                      for n, lm in loaded.items()]))
+print(f"{len(items)} items in {items['task'].nunique()} families; "
+      f"{len(CONDITIONS)} perturbations, {sum(map(len, CONDITIONS.values()))} corrupted conditions")
+print("prompt of the first item:\n" + models.build_prompt(loaded[MODELS[0]].processor, items.question[0],
+                                                          list(items.options[0]), template))
+
+# %% [markdown]
+# ## Three ways to get an option distribution
+#
+# **Letter logits** (seed 000, §V-A). One forward pass; $z_k$ is the logit of option $k$'s letter at the
+# answer position, and the distribution is the softmax over the $K$ valid letters only:
+#
+# $$ p_k = \frac{e^{z_k}}{\sum_{j=1}^{K} e^{z_j}} . $$
+#
+# **Option log-likelihood** (seed 002, §3.1). The score of option $o$ is the log-probability of its text
+# after the prompt, $s(o \mid x) = \log P_\theta(o \mid x, p(q, \mathcal A)) = \sum_t \log
+# P_\theta(o_t \mid x, o_{<t})$; the length-normalised form divides by the number of tokens; the
+# distribution is $\operatorname{softmax}(s)$ and the **margin** is the top score minus the runner-up
+# (seed 002, Eq. 2). The prompt is run once and its key-value cache is reused for the $K$ continuations.
+#
+# **Sampling** (seed 000, suppl. III-B). $n$ answers at temperature $T$, each mapped to an option by its
+# letter or its text; the empirical frequencies estimate the distribution, and the unparseable share is
+# reported. It is what a black-box model without logits allows.
+#
+# In every case the prediction is the argmax (ties to the lowest index) and the confidence is $\max_k p_k$.
+
+# %% [markdown]
+# ## The sweep
+#
+# Every model scores every item clean and under every corrupted condition of the manifest. The sweep is
+# split into shards (model × perturbation), each cached under a key that hashes everything that determines
+# it, so re-running this cell only computes what is missing.
+
+# %%
+spec = sweep.SweepSpec(models=MODELS, items=items, conditions=CONDITIONS, methods=METHODS, template=template,
+                       seed=seed, batch_size=batch_size)
+client = cluster = None
+if executor == "dask":
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
+    client = Client(cluster)
+    spec.torch_threads = 1
+result = sweep.run_sweep(spec, OUT / "sweep", executor=executor, client=client)
+if client is not None:
+    client.close()
+    cluster.close()
+pred = result.table
+print({k: v for k, v in result.summary().items() if k != "seconds"})
+if len(result.failed):
+    display(result.failed[["model", "perturbation", "error"]])
+
+# %% [markdown]
+# ## Accuracy and confidence against severity
+#
+# For each perturbation, accuracy (solid) and mean confidence $\overline{\max_k p_k}$ (dashed) at each
+# level; level 0 is the clean image. A gap that opens between the two lines is over-confidence.
+
+# %%
+pred["family"] = pred["task"]
+clean = pred[pred.perturbation == "clean"]
+curves = []
+for name in CONDITIONS:
+    sub = pd.concat([clean.assign(perturbation=name), pred[pred.perturbation == name]])
+    curves.append(sub.groupby(["model", "perturbation", "level"], as_index=False)
+                  .agg(accuracy=("correct", "mean"), confidence=("confidence", "mean"), n=("item_id", "size")))
+curves = pd.concat(curves, ignore_index=True)
+names = list(CONDITIONS)
+ncol = min(3, len(names))
+nrow = int(np.ceil(len(names) / ncol))
+fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, 2.6 * nrow), sharey=True, squeeze=False)
+colors = figures.model_colors(MODELS)
+for ax, name in zip(axes.flat, names):
+    for i, (m, g) in enumerate(curves[curves.perturbation == name].groupby("model", sort=False)):
+        c = colors[m]
+        ax.plot(g.level, g.accuracy, "-o", ms=3, color=c, label=f"{m} accuracy")
+        ax.plot(g.level, g.confidence, "--", color=c, label=f"{m} confidence")
+    ax.set(title=name, xlabel="level", ylim=(0, 1.02))
+for ax in axes.flat[len(names):]:
+    ax.axis("off")
+axes[0, 0].set_ylabel("accuracy / confidence")
+handles, labels = axes[0, 0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="lower center", ncols=min(4, len(labels)), bbox_to_anchor=(0.5, -0.02))
+fig.tight_layout(rect=(0, 0.06, 1, 1))
+figures.save(fig, NB_ID, "accuracy-confidence-vs-severity")
+plt.show()
+
+# %% [markdown]
+# Per task family (all perturbations pooled at each level): families that depend on fine detail (text,
+# count) should fall first; colour questions survive blur but not contrast loss.
+
+# %%
+fam_curves = (pred[pred.perturbation != "clean"].groupby(["model", "family", "level"], as_index=False)
+              .agg(accuracy=("correct", "mean"), confidence=("confidence", "mean")))
+fam_clean = clean.groupby(["model", "family"], as_index=False).agg(accuracy=("correct", "mean"),
+                                                                   confidence=("confidence", "mean"))
+fam_curves = pd.concat([fam_clean.assign(level=0), fam_curves], ignore_index=True).sort_values(
+    ["model", "family", "level"])
+fams = sorted(set(fam_curves.family), key=lambda f: (synth.FAMILIES.index(f) if f in synth.FAMILIES else 99, f))
+fig, axes = plt.subplots(1, len(MODELS), figsize=(4.2 * len(MODELS), 3.2), sharey=True, squeeze=False)
+for ax, m in zip(axes[0], MODELS):
+    for i, f in enumerate(fams):
+        g = fam_curves[(fam_curves.model == m) & (fam_curves.family == f)]
+        ax.plot(g.level, g.accuracy, "-o", ms=2.5, color=figures.PALETTE[i % len(figures.PALETTE)], label=f)
+    ax.set(title=m, xlabel="level (all perturbations pooled)", ylim=(0, 1.02))
+axes[0, 0].set_ylabel("accuracy")
+axes[0, -1].legend(fontsize=7, ncols=1, loc="center left", bbox_to_anchor=(1.0, 0.5))
+fig.tight_layout()
+figures.save(fig, NB_ID, "accuracy-vs-severity-per-family")
+plt.show()
+display(fam_curves.pivot_table(index=["model", "family"], columns="level", values="accuracy").round(2))
+
+# %% [markdown]
+# ## Clean and corrupted distributions of the same question
+#
+# Bench-C's unit of analysis is the *pair* $(p^{(o)}, p^{(d,\ell)})$ for one question: the same options,
+# the same prompt, only the image changed. Below, the first model's distributions for a few questions,
+# clean and at the most severe level of the agreement perturbation; the correct option is outlined.
+
+# %%
+m0 = MODELS[0]
+severe = max(CONDITIONS.get(AGREE_NAME, [AGREE_LEVEL]))
+pair = pred[(pred.model == m0) & (((pred.perturbation == AGREE_NAME) & (pred.level == severe))
+                                  | (pred.perturbation == "clean"))]
+method0 = pair.method.iloc[0] if len(pair) else "letter"
+shown = items[items.item_id.isin(pair.item_id)].groupby("task").head(1).head(example_items)
+fig, axes = plt.subplots(2, len(shown), figsize=(2.7 * len(shown), 4.6), squeeze=False)
+for c, (_, it) in enumerate(shown.iterrows()):
+    img = data.load_image(it.image_ref)
+    bad = corrupt.apply(img, AGREE_NAME, severe, seed=seed, key=it.item_id,
+                        depth=data.load_depth(it.depth_ref) if corrupt.info(AGREE_NAME).needs_depth else None)
+    axes[0, c].imshow(np.concatenate([img, bad], axis=1))
+    axes[0, c].set_title(it.question, fontsize=7, wrap=True)
+    axes[0, c].axis("off")
+    rows = pair[(pair.item_id == it.item_id) & (pair.method == method0)].set_index("perturbation")
+    k = np.arange(len(it.options))
+    for j, (cond, label) in enumerate([("clean", "clean"), (AGREE_NAME, f"{AGREE_NAME} {severe}")]):
+        if cond in rows.index:
+            p = np.asarray(rows.loc[cond, "probs"])
+            bars = axes[1, c].bar(k + (j - 0.5) * 0.38, p, width=0.38, color=figures.PALETTE[j], label=label)
+            bars[it.answer_idx].set_edgecolor("black")
+            bars[it.answer_idx].set_linewidth(1.2)
+    axes[1, c].set_xticks(k, [f"{models.LETTERS[i]}. {o}"[:14] for i, o in enumerate(it.options)], rotation=40,
+                          fontsize=6, ha="right")
+    axes[1, c].set_ylim(0, 1)
+axes[1, 0].set_ylabel(f"p (method {method0})")
+axes[1, -1].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "clean-vs-corrupted-distributions")
+plt.show()
+
+# %% [markdown]
+# ## Do the three scoring methods agree?
+#
+# On a subset of items, clean and under one corrupted condition, each model is scored by letter logits,
+# by option log-likelihood and by sampling. We report, per pair of methods, the share of items with the
+# same argmax and the mean total-variation distance $\tfrac12 \sum_k |p_k - q_k|$ between the
+# distributions. Sampling is noisy at $n$ samples: its distance to the others has a floor of order
+# $\sqrt{K / n}$.
+
+# %%
+sub_items = items.groupby("task", group_keys=False).head(int(np.ceil(agreement_items / items.task.nunique())))
+sub_items = sub_items.head(agreement_items).reset_index(drop=True)
+clean_imgs = [data.load_image(r) for r in sub_items.image_ref]
+bad_imgs = [corrupt.apply(im, AGREE_NAME, AGREE_LEVEL, seed=seed, key=r.item_id,
+                          depth=data.load_depth(r.depth_ref) if corrupt.info(AGREE_NAME).needs_depth else None)
+            for im, r in zip(clean_imgs, sub_items.itertuples())]
+parts = []
+for m, lm in loaded.items():
+    for cond, lvl, imgs in [("clean", 0, clean_imgs), (AGREE_NAME, AGREE_LEVEL, bad_imgs)]:
+        for meth in ["letter", "loglik", "sample"]:
+            try:
+                parts.append(score.predict(lm, sub_items, imgs, methods=[meth], template=template, seed=seed,
+                                           perturbation=cond, level=lvl, batch_size=batch_size,
+                                           n_samples=n_samples, temperature=temperature, model_name=m))
+            except models.LetterTokenError as exc:
+                print(f"{m}: letter scoring unavailable ({exc})")
+agree_pred = pd.concat(parts, ignore_index=True)
+rows = []
+for (m, cond), g in agree_pred.groupby(["model", "perturbation"], sort=False):
+    wide = g.pivot(index="item_id", columns="method", values="probs")
+    have = [x for x in ["letter", "loglik", "sample"] if x in wide.columns]
+    for i, a in enumerate(have):
+        for b in have[i + 1:]:
+            pa, pb = wide[a].map(np.asarray), wide[b].map(np.asarray)  # K differs between items
+            same = [score.argmax_low(x) == score.argmax_low(y) for x, y in zip(pa, pb)]
+            tv = [0.5 * np.abs(x - y).sum() for x, y in zip(pa, pb)]
+            rows.append({"model": m, "condition": cond, "pair": f"{a} vs {b}",
+                         "same argmax": float(np.mean(same)), "mean TV distance": float(np.mean(tv))})
+agreement = pd.DataFrame(rows)
+display(agreement.round(3))
+acc = agree_pred.groupby(["model", "perturbation", "method"], as_index=False).agg(
+    accuracy=("correct", "mean"), confidence=("confidence", "mean"), unparsed=("unparsed_rate", "mean"))
+display(acc.round(3))
+
+fig, ax = plt.subplots(figsize=(6.4, 2.9))
+lab = agreement.model + " · " + agreement.condition
+for i, (pair_name, g) in enumerate(agreement.groupby("pair", sort=False)):
+    x = np.arange(len(g)) + i * 0.25
+    ax.bar(x, g["same argmax"], width=0.25, color=figures.PALETTE[i], label=pair_name)
+ax.set_xticks(np.arange(len(lab.unique())) + 0.25, lab.unique(), rotation=20, ha="right", fontsize=7)
+ax.set(ylabel="same argmax", ylim=(0, 1.05), title="agreement of the scoring methods")
+ax.legend(fontsize=7, loc="lower right")
+fig.tight_layout()
+figures.save(fig, NB_ID, "method-agreement")
+plt.show()
+
+# %% [markdown]
+# ## Results
+#
+# The predictions table of the sweep (one row per model, item, perturbation, level and method; its columns
+# are documented in `vlmrobust.score.table`) is what notebooks 04–07 read. Written to `results/03_scoring/`:
+# `predictions.parquet`, `curves.csv`, `family_curves.csv`, `agreement.csv`, `agreement_predictions.parquet`,
+# and an environment snapshot.
+
+# %%
+pred.drop(columns=["family"]).to_parquet(OUT / "predictions.parquet", index=False)
+curves.to_csv(OUT / "curves.csv", index=False, float_format="%.6g")
+fam_curves.to_csv(OUT / "family_curves.csv", index=False, float_format="%.6g")
+agreement.to_csv(OUT / "agreement.csv", index=False, float_format="%.6g")
+agree_pred.to_parquet(OUT / "agreement_predictions.parquet", index=False)
+repro.save_env_snapshot(OUT)
+print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
