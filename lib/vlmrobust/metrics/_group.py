@@ -71,6 +71,13 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
     return inv.reshape(-1).astype(np.int64), keys
 
 
+def _codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64), col.cat.categories
+    codes, u = pd.factorize(col, sort=True)
+    return codes.astype(np.int64), pd.Index(u)
+
+
 def gsum(codes: np.ndarray, n_groups: int, values: np.ndarray | None = None) -> np.ndarray:
     """Per-group sum of ``values`` (or counts when ``None``)."""
     if values is None:
@@ -93,11 +100,14 @@ def check_single_method(pairs: pd.DataFrame, unit: Sequence[str], name: str) -> 
     Different models scored by different methods (each model's default) may be pooled.
     """
     if "method" in pairs.columns and "method" not in unit and "model" in pairs.columns and len(pairs):
-        codes, keys = group_codes(pairs, ("model", "method"))  # one row per (model, method) present
-        per_model = keys.groupby("model", observed=True).size()
+        (mc, mu), (ec, eu) = _codes(pairs["model"]), _codes(pairs["method"])
+        seen = np.zeros(len(mu) * len(eu), dtype=bool)
+        seen[mc * len(eu) + ec] = True
+        per_model = seen.reshape(len(mu), len(eu)).sum(axis=1)
         if (per_model > 1).any():
-            m = per_model.index[per_model.to_numpy() > 1][0]
+            i = int(np.flatnonzero(per_model > 1)[0])
+            m = mu[i]
             raise ValueError(
-                f"model {m!r} appears with {per_model[m]} scoring methods, so it would be counted once per method; "
+                f"model {m!r} appears with {per_model[i]} scoring methods, so it would be counted once per method; "
                 f"add 'method' to {name} (e.g. {name}={tuple(unit) + ('method',)}) or filter to one method first"
             )
