@@ -69,7 +69,7 @@ def _generate_then_parse(lm, ids, prompts, options, images, max_new_tokens):
     from vlmrobust.score._core import model_inputs
 
     preds = []
-    for iid, p, opts, im in zip(ids, prompts, options, images):
+    for _iid, p, opts, im in zip(ids, prompts, options, images, strict=True):
         inputs = model_inputs(lm, [p], [im])
         with torch.inference_mode():
             out = lm.model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
@@ -83,7 +83,7 @@ def _full_forward_letters(lm, ids, prompts, options, images):
     from vlmrobust import models, score
 
     out = []
-    for iid, p, opts, im in zip(ids, prompts, options, images):
+    for iid, p, opts, im in zip(ids, prompts, options, images, strict=True):
         letters = [models.LETTERS[k] for k in range(len(opts))]
         out.append(score.loglik_full_forward(lm, iid, p, letters, im))
     return out
@@ -91,7 +91,6 @@ def _full_forward_letters(lm, ids, prompts, options, images):
 
 def _flops_per_item(lm, prompt, image) -> float:
     from torch.utils.flop_counter import FlopCounterMode
-
     from vlmrobust.score._core import model_inputs
 
     inputs = model_inputs(lm, [prompt], [image])
@@ -127,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     ids = list(items.item_id)
     options = [list(o) for o in items.options]
     images = [data.load_image(r) for r in items.image_ref]
-    prompts = [models.build_prompt(lm.processor, q, o) for q, o in zip(items.question, options)]
+    prompts = [models.build_prompt(lm.processor, q, o) for q, o in zip(items.question, options, strict=True)]
     n = len(ids)
     n_params = sum(p.numel() for p in lm.model.parameters())
     print(f"model: {name} ({n_params / 1e6:.2f} M parameters, answer format {lm.answer_format}); "
@@ -142,17 +141,17 @@ def main(argv: list[str] | None = None) -> None:
     (ll, _), t_ll = _timed(score.loglik_scores, lm, ids, prompts, options, images, batch_size=args.batch_size,
                            repeat=2)
     full_text, t_full_text = _timed(lambda: [score.loglik_full_forward(lm, i, p, o, im)
-                                             for i, p, o, im in zip(ids, prompts, options, images)])
+                                             for i, p, o, im in zip(ids, prompts, options, images, strict=True)])
 
     letter_arg = [score.argmax_low(r.probs) for r in letter]
     gen_parsed = [g for g in gen if g is not None]
-    agree_gen = np.mean([g == a for g, a in zip(gen, letter_arg) if g is not None]) if gen_parsed else float("nan")
-    agree_full = np.mean([score.argmax_low(f) == a for f, a in zip(full_letters, letter_arg)])
-    max_diff = max(float(np.max(np.abs(np.asarray(r.scores) - f))) for r, f in zip(ll, full_text))
-    agree_ll = np.mean([score.argmax_low(r.scores) == score.argmax_low(f) for r, f in zip(ll, full_text)])
+    agree_gen = np.mean([g == a for g, a in zip(gen, letter_arg, strict=True) if g is not None]) if gen_parsed else float("nan")
+    agree_full = np.mean([score.argmax_low(f) == a for f, a in zip(full_letters, letter_arg, strict=True)])
+    max_diff = max(float(np.max(np.abs(np.asarray(r.scores) - f))) for r, f in zip(ll, full_text, strict=True))
+    agree_ll = np.mean([score.argmax_low(r.scores) == score.argmax_low(f) for r, f in zip(ll, full_text, strict=True)])
 
     gflops = _matmul_gflops()
-    flops = np.mean([_flops_per_item(lm, p, im) for p, im in zip(prompts[:4], images[:4])])
+    flops = np.mean([_flops_per_item(lm, p, im) for p, im in zip(prompts[:4], images[:4], strict=True)])
     bound = gflops * 1e9 / flops
 
     def row(label, secs):

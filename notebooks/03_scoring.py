@@ -19,7 +19,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
-
 from vlmrobust import corrupt, data, figures, models, params, paths, repro, score, sweep, synth
 
 NB_ID = "03_scoring"
@@ -174,8 +173,8 @@ ncol = min(3, len(names))
 nrow = int(np.ceil(len(names) / ncol))
 fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, 2.6 * nrow), sharey=True, squeeze=False)
 colors = figures.model_colors(MODELS)
-for ax, name in zip(axes.flat, names):
-    for i, (m, g) in enumerate(curves[curves.perturbation == name].groupby("model", sort=False)):
+for ax, name in zip(axes.flat, names, strict=False):
+    for m, g in curves[curves.perturbation == name].groupby("model", sort=False):
         c = colors[m]
         ax.plot(g.level, g.accuracy, "-o", ms=3, color=c, label=f"{m} accuracy")
         ax.plot(g.level, g.confidence, "--", color=c, label=f"{m} confidence")
@@ -202,7 +201,7 @@ fam_curves = pd.concat([fam_clean.assign(level=0), fam_curves], ignore_index=Tru
     ["model", "family", "level"])
 fams = sorted(set(fam_curves.family), key=lambda f: (synth.FAMILIES.index(f) if f in synth.FAMILIES else 99, f))
 fig, axes = plt.subplots(1, len(MODELS), figsize=(4.2 * len(MODELS), 3.2), sharey=True, squeeze=False)
-for ax, m in zip(axes[0], MODELS):
+for ax, m in zip(axes[0], MODELS, strict=True):
     for i, f in enumerate(fams):
         g = fam_curves[(fam_curves.model == m) & (fam_curves.family == f)]
         ax.plot(g.level, g.accuracy, "-o", ms=2.5, color=figures.PALETTE[i % len(figures.PALETTE)], label=f)
@@ -268,7 +267,7 @@ sub_items = sub_items.head(agreement_items).reset_index(drop=True)
 clean_imgs = [data.load_image(r) for r in sub_items.image_ref]
 bad_imgs = [corrupt.apply(im, AGREE_NAME, AGREE_LEVEL, seed=seed, key=r.item_id,
                           depth=data.load_depth(r.depth_ref) if corrupt.info(AGREE_NAME).needs_depth else None)
-            for im, r in zip(clean_imgs, sub_items.itertuples())]
+            for im, r in zip(clean_imgs, sub_items.itertuples(), strict=True)]
 parts = []
 for m, lm in loaded.items():
     for cond, lvl, imgs in [("clean", 0, clean_imgs), (AGREE_NAME, AGREE_LEVEL, bad_imgs)]:
@@ -287,8 +286,8 @@ for (m, cond), g in agree_pred.groupby(["model", "perturbation"], sort=False):
     for i, a in enumerate(have):
         for b in have[i + 1:]:
             pa, pb = wide[a].map(np.asarray), wide[b].map(np.asarray)  # K differs between items
-            same = [score.argmax_low(x) == score.argmax_low(y) for x, y in zip(pa, pb)]
-            tv = [0.5 * np.abs(x - y).sum() for x, y in zip(pa, pb)]
+            same = [score.argmax_low(x) == score.argmax_low(y) for x, y in zip(pa, pb, strict=True)]
+            tv = [0.5 * np.abs(x - y).sum() for x, y in zip(pa, pb, strict=True)]
             rows.append({"model": m, "condition": cond, "pair": f"{a} vs {b}",
                          "same argmax": float(np.mean(same)), "mean TV distance": float(np.mean(tv))})
 agreement = pd.DataFrame(rows)

@@ -6,7 +6,6 @@ import json
 
 import pytest
 import torch
-
 from twins import save_twin, tiny_llava, word_tokenizer
 from vlmrobust import models
 
@@ -60,7 +59,8 @@ def test_letter_tokens_word_level():
 
 
 def _bpe_tokenizer():
-    from tokenizers import Tokenizer, decoders, models as tm, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
+    from tokenizers import models as tm
     from transformers import PreTrainedTokenizerFast
 
     tk = Tokenizer(tm.BPE(unk_token=None))
@@ -83,7 +83,8 @@ def test_letter_tokens_space_prefixed_after_a_colon_and_bare_after_a_newline():
 
 def test_letter_not_a_single_token_is_refused():
     tok = word_tokenizer([])
-    from tokenizers import Tokenizer, models as tm, pre_tokenizers
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers import models as tm
     from transformers import PreTrainedTokenizerFast
 
     tk = Tokenizer(tm.WordLevel(vocab={"<unk>": 0, "A": 1, "B": 2, "x": 3}, unk_token="<unk>"))

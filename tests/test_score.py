@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 import twins
 from vlmrobust import models, score
 

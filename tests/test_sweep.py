@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import subprocess
@@ -14,7 +15,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 import twins
 from vlmrobust import sweep
 from vlmrobust.sweep import run as sweep_run
@@ -168,11 +168,11 @@ def test_interrupted_runs_resume_to_the_same_table(model_dirs, reference, tmp_pa
                                     image_fn=twins.fake_image, param_fn=twins.fake_param)
         else:  # interrupt between writing the temporary file and renaming it
             real = sweep_run.os.replace
-            state = {"n": 0}
 
-            def flaky(src, dst):
-                state["n"] += 1
-                if state["n"] == 3:
+            counter = itertools.count(1)
+
+            def flaky(src, dst, counter=counter, real=real):
+                if next(counter) == 3:
                     raise KeyboardInterrupt
                 return real(src, dst)
 
@@ -214,7 +214,7 @@ def test_killed_process_resumes_to_the_same_table(model_dirs, reference, tmp_pat
     script.write_text(textwrap.dedent(SCRIPT.format(tests=str(TESTS), models=model_dirs)))
     rng = np.random.default_rng(7)
     out = tmp_path / "out"
-    for trial in range(2):
+    for _trial in range(2):
         proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "started"
         time.sleep(float(rng.uniform(0.3, 1.5)))

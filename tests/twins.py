@@ -103,7 +103,12 @@ def tiny_llava(extra_texts: Iterable[str] = (), seed: int = 0, image_size: int =
     The defaults are tiny (tests); ``hidden``, ``layers``, ``vision_hidden`` and
     ``image_size`` scale it up (benchmarks).
     """
-    from transformers import CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+    from transformers import (
+        CLIPVisionConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
     tok = word_tokenizer(["<image>"], extra_texts, bos="<s>")
@@ -202,10 +207,14 @@ def tiny_idefics3(extra_texts: Iterable[str] = (), seed: int = 0):
 
 def tiny_llava_onevision(extra_texts: Iterable[str] = (), seed: int = 0):
     """A LLaVA-OneVision twin: SigLIP encoder, AnyRes tiling (base + grid crops), Qwen2 text model."""
-    from transformers import (LlavaOnevisionConfig, LlavaOnevisionForConditionalGeneration,
-                              LlavaOnevisionProcessor)
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionProcessor,
+    )
     from transformers.models.llava_onevision.image_processing_pil_llava_onevision import (
-        LlavaOnevisionImageProcessorPil)
+        LlavaOnevisionImageProcessorPil,
+    )
 
     specials = ["<|im_start|>", "<|im_end|>", "<image>", "<video>"]
     tok = word_tokenizer(specials, extra_texts, eos="<|endoftext|>")
@@ -268,10 +277,9 @@ def tiny_gemma3(extra_texts: Iterable[str] = (), seed: int = 0):
 # ------------------------------------------------------------------ stand-ins for images and corruptions
 
 
-def fake_image(ref: str) -> "np.ndarray":
+def fake_image(ref: str):
     """A deterministic uint8 image for any ref (stands in for ``data.load_image`` in sweep tests)."""
     import numpy as np
-
     from vlmrobust.repro import rng
 
     return rng("fake-image", ref).integers(0, 256, (40, 48, 3), dtype=np.uint8)
@@ -280,7 +288,6 @@ def fake_image(ref: str) -> "np.ndarray":
 def fake_corrupt(image, name: str, level: int, *, seed: int = 0, key: str = "", depth=None, backend="native"):
     """Deterministic noise of strength ``level`` (stands in for ``corrupt.apply``); ``name="broken"`` raises."""
     import numpy as np
-
     from vlmrobust.repro import rng
 
     if name == "broken":

@@ -325,7 +325,8 @@ def _resolve_dtype(dtype: Any) -> Any:
         try:
             return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
         except KeyError:
-            raise ValueError(f"dtype must be float32, float16, bfloat16, 'auto' or a torch.dtype, got {dtype!r}")
+            raise ValueError(
+                f"dtype must be float32, float16, bfloat16, 'auto' or a torch.dtype, got {dtype!r}") from None
     return dtype
 
 

@@ -12,8 +12,16 @@
 """
 
 from ._core import OptionScores, ScoringError, argmax_low, margin_of, softmax
-from .methods import (greedy_texts, letter_scores, loglik_full_forward, loglik_scores, parse_answer,
-                      parse_confidence, sample_scores, verbal_scores)
+from .methods import (
+                      greedy_texts,
+                      letter_scores,
+                      loglik_full_forward,
+                      loglik_scores,
+                      parse_answer,
+                      parse_confidence,
+                      sample_scores,
+                      verbal_scores,
+)
 from .table import COLUMNS, METHODS, predict, summary
 
 __all__ = [

@@ -14,8 +14,16 @@ from typing import Any
 import numpy as np
 
 from ..models import LETTERS, continuation_ids, letter_token_ids
-from ._core import (OptionScores, ScoringError, forward, last_logits, margin_of, model_inputs,
-                    next_token_logprobs, softmax)
+from ._core import (
+    OptionScores,
+    ScoringError,
+    forward,
+    last_logits,
+    margin_of,
+    model_inputs,
+    next_token_logprobs,
+    softmax,
+)
 
 __all__ = ["letter_scores", "loglik_scores", "loglik_full_forward", "sample_scores", "greedy_texts",
            "verbal_scores", "parse_answer", "parse_confidence", "token_lengths"]
@@ -70,7 +78,7 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     rows = _last_position(lm, item_ids, prompts, images, batch_size)
     out = []
     memo: dict[tuple[str, int], list[int]] = {}  # letters depend on the prompt's end only
-    for prompt, opts, row in zip(prompts, options, rows):
+    for prompt, opts, row in zip(prompts, options, rows, strict=True):
         key = (prompt[-64:], len(opts))
         if key not in memo:
             memo[key] = letter_token_ids(lm.tokenizer, prompt, len(opts))
@@ -111,7 +119,7 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     prompt forward alone gives all scores, and prompts are batched (left
     padding, last-position logits only).
     """
-    conts = [_option_tokens(lm, iid, p, o) for iid, p, o in zip(item_ids, prompts, options)]
+    conts = [_option_tokens(lm, iid, p, o) for iid, p, o in zip(item_ids, prompts, options, strict=True)]
     out_sum: list[OptionScores | None] = [None] * len(prompts)
     out_norm: list[OptionScores | None] = [None] * len(prompts)
     single = [i for i, c in enumerate(conts) if all(len(t) == 1 for t in c)]
@@ -119,7 +127,7 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     if single:
         rows = _last_position(lm, [item_ids[i] for i in single], [prompts[i] for i in single],
                               [images[i] for i in single], batch_size)
-        for i, row in zip(single, rows):
+        for i, row in zip(single, rows, strict=True):
             lp = next_token_logprobs(row)
             sums = np.array([lp[t[0]] for t in conts[i]])
             out_sum[i], out_norm[i] = _loglik_result(sums, np.ones(len(sums)))
@@ -285,7 +293,7 @@ def greedy_texts(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], image
                  max_new_tokens: int = 16) -> list[str]:
     """Greedy answers, one per item (generate-then-parse)."""
     return [_decode(lm, i, p, im, n=1, temperature=0.0, max_new_tokens=max_new_tokens)[0]
-            for i, p, im in zip(item_ids, prompts, images)]
+            for i, p, im in zip(item_ids, prompts, images, strict=True)]
 
 
 def sample_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
@@ -304,7 +312,7 @@ def sample_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0 for sampling, got {temperature!r}")
     out = []
-    for iid, p, opts, im, g in zip(item_ids, prompts, options, images, generators):
+    for iid, p, opts, im, g in zip(item_ids, prompts, options, images, generators, strict=True):
         texts = _decode(lm, iid, p, im, n=n, temperature=float(temperature), max_new_tokens=max_new_tokens,
                         generator=g)
         counts = np.zeros(len(opts))
@@ -335,7 +343,7 @@ def verbal_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     else:
         raise ValueError(f"base must be 'letter' or 'loglik', got {base!r}")
     texts = greedy_texts(lm, item_ids, prompts, images, max_new_tokens=max_new_tokens)
-    for d, t, opts in zip(dist, texts, options):
+    for d, t, opts in zip(dist, texts, options, strict=True):
         d.verbal_conf = parse_confidence(t)
         d.extra = {"text": t, "parsed_idx": parse_answer(t, opts, lm.answer_format)}
     return dist

@@ -84,7 +84,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
         raise ValueError(f"images has {len(imgs)} entries for {len(recs)} items")
     ids = [str(r["item_id"]) for r in recs]
     opts = [list(r["options"]) if r["options"] is not None else [] for r in recs]
-    for r, iid, o, im in zip(recs, ids, opts, imgs):
+    for r, iid, o, im in zip(recs, ids, opts, imgs, strict=True):
         check_item(iid, o, im)
         if not 0 <= int(r["answer_idx"]) < len(o):
             raise ScoringError(iid, f"answer_idx {r['answer_idx']} is outside [0, {len(o)})")
@@ -93,7 +93,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
 
     def prompts(confidence: bool = False) -> list[str]:
         return [build_prompt(lm.processor, r["question"], o, template, confidence=confidence)
-                for r, o in zip(recs, opts)]
+                for r, o in zip(recs, opts, strict=True)]
 
     plain = prompts()
     results: dict[str, list] = {}
@@ -112,7 +112,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
                                        batch_size=batch_size)
     rows = []
     for m in methods:
-        for r, res in zip(recs, results[m]):
+        for r, res in zip(recs, results[m], strict=True):
             probs = np.asarray(res.probs, dtype=np.float64)
             pred = argmax_low(probs)
             abstain_idx = int(r.get("abstain_idx", -1) if r.get("abstain_idx") is not None else -1)

@@ -12,8 +12,17 @@ shard or none; rerunning skips finished shards and resumes the rest. A shard
 that raises writes ``<...>.error.json`` and does not stop the others.
 """
 
-from .run import (SweepResult, default_corrupt, default_depth, default_image, default_param, read_table,
-                  run_shard, run_sweep, write_parquet_atomic)
+from .run import (
+                  SweepResult,
+                  default_corrupt,
+                  default_depth,
+                  default_image,
+                  default_param,
+                  read_table,
+                  run_shard,
+                  run_sweep,
+                  write_parquet_atomic,
+)
 from .spec import SCHEMA_VERSION, Shard, SweepSpec, items_digest, plan
 
 __all__ = ["SCHEMA_VERSION", "Shard", "SweepResult", "SweepSpec", "default_corrupt", "default_depth",

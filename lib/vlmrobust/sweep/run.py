@@ -106,12 +106,12 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
         use_depth = shard.perturbation != "clean" and (needs_depth(shard.perturbation) if needs_depth else False)
         depths = [depth_fn(r.get("depth_ref")) for r in recs] if use_depth else [None] * len(recs)
         parts = []
-        for level, param in zip(shard.levels, shard.params):
+        for level, param in zip(shard.levels, shard.params, strict=True):
             if shard.perturbation == "clean":
                 images = clean
             else:
                 images = [corrupt_fn(im, shard.perturbation, level, seed=spec.seed, key=str(r["item_id"]),
-                                     depth=d, backend=spec.backend) for im, r, d in zip(clean, recs, depths)]
+                                     depth=d, backend=spec.backend) for im, r, d in zip(clean, recs, depths, strict=True)]
             parts.append(score.predict(
                 lm, spec.items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
                 perturbation=shard.perturbation, level=level, param=param, batch_size=spec.batch_size,
