@@ -67,7 +67,9 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
 
     ``images`` is a list parallel to ``items`` or a function of an item row.
     ``methods`` defaults to the model's default method (letters -> ``letter``,
-    text -> ``loglik``). Errors name the item (:class:`ScoringError`).
+    text -> ``loglik``). Errors name the item (:class:`ScoringError`). Sampling
+    draws from one ``torch.Generator`` per item seeded by
+    ``repro.key_to_int(model_id, item_id, perturbation, level, seed, "sample")``.
     """
     if not isinstance(items, pd.DataFrame):
         raise TypeError(f"items must be a pandas DataFrame (item table), got {type(items).__name__}")
@@ -104,7 +106,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
             results["loglik"], results["loglik_norm"] = loglik_scores(lm, ids, plain, opts, imgs,
                                                                       batch_size=batch_size)
         elif m == "sample":
-            gens = [_generator(name, i, perturbation, int(level), int(seed), "sample") for i in ids]
+            gens = [_generator(lm.model_id, i, perturbation, int(level), int(seed), "sample") for i in ids]
             results[m] = sample_scores(lm, ids, plain, opts, imgs, gens, n=n_samples, temperature=temperature,
                                        max_new_tokens=max_new_tokens)
         elif m == "verbal":
