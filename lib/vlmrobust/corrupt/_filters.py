@@ -73,17 +73,19 @@ def motion_blur(x: np.ndarray, radius: int, sigma: float, angle: float) -> np.nd
     """Directional blur: ``out(y, x) = sum_i k_i * x(clamp(y - dy_i), clamp(x - dx_i))``.
 
     The published code shifts the image ``2 r + 1`` times with replicated edges
-    and accumulates; here the taps become one sparse correlation kernel for
-    ``cv2.filter2D`` with a replicate border (one pass, FFT for large kernels).
-    Returns float32.
+    and accumulates; here the image is padded once (replicated border) and the
+    shifted windows are views of the padded array, accumulated in float32 with
+    ``cv2.scaleAdd``. Returns float32.
     """
     taps = _motion_taps(radius, sigma, angle, x.shape[:2])
     r = max(max(abs(dy), abs(dx)) for dy, dx, _ in taps)
-    kern = np.zeros((2 * r + 1, 2 * r + 1), np.float32)
-    for dy, dx, w in taps:
-        kern[r - dy, r - dx] += w
+    h, w = x.shape[:2]
     src = x if x.dtype == np.float32 else x.astype(np.float32)
-    return cv2.filter2D(src, cv2.CV_32F, kern, anchor=(r, r), borderType=cv2.BORDER_REPLICATE)
+    padded = cv2.copyMakeBorder(src, r, r, r, r, cv2.BORDER_REPLICATE)
+    acc = np.zeros_like(src)
+    for dy, dx, weight in taps:
+        cv2.scaleAdd(padded[r - dy:r - dy + h, r - dx:r - dx + w], weight, acc, dst=acc)
+    return acc
 
 
 def clipped_zoom(x: np.ndarray, zoom: float, out_shape: tuple[int, int] | None = None) -> np.ndarray:
@@ -110,41 +112,53 @@ def clipped_zoom(x: np.ndarray, zoom: float, out_shape: tuple[int, int] | None =
                           borderMode=cv2.BORDER_REPLICATE)
 
 
+def _roll(a: np.ndarray, shift: int, axis: int) -> np.ndarray:
+    """``np.roll`` by +-1 along one axis of a small 2-D array, without its generic overhead."""
+    if axis == 0:
+        return np.concatenate((a[-shift:], a[:-shift])) if shift > 0 else np.concatenate((a[1:], a[:1]))
+    return (np.concatenate((a[:, -shift:], a[:, :-shift]), axis=1) if shift > 0
+            else np.concatenate((a[:, 1:], a[:, :1]), axis=1))
+
+
 def plasma_fractal(rng: np.random.Generator, mapsize: int = 256, wibbledecay: float = 3) -> np.ndarray:
     """Diamond-square height map in [0, 1] (the haze of ImageNet-C fog), float32.
 
     Same recursion as the published code (corner, square and diamond steps with
     wrap-around neighbours and a random 'wibble' that decays by ``wibbledecay``
-    per octave); the uniform draws come from ``rng``.
+    per octave). The uniform draws come from ``rng`` in one call, in the order
+    the published code draws them.
     """
-    if mapsize & (mapsize - 1):
-        raise ValueError(f"mapsize must be a power of two, got {mapsize}")
+    if mapsize < 2 or mapsize & (mapsize - 1):
+        raise ValueError(f"mapsize must be a power of two >= 2, got {mapsize}")
     a = np.empty((mapsize, mapsize), dtype=np.float32)
     a[0, 0] = 0
+    n_octaves = mapsize.bit_length() - 1
+    u = rng.random(3 * sum(4**i for i in range(n_octaves)), dtype=np.float32)
+    pos = 0
     step = mapsize
     wibble = 100.0
 
     def wibbled_mean(arr: np.ndarray) -> np.ndarray:
-        noise = rng.random(arr.shape, dtype=np.float32)
-        noise *= np.float32(2 * wibble * wibble)
-        noise -= np.float32(wibble * wibble)
+        nonlocal pos
+        noise = u[pos:pos + arr.size].reshape(arr.shape)
+        pos += arr.size
         arr *= np.float32(0.25)
-        arr += noise
+        arr += noise * np.float32(2 * wibble * wibble) - np.float32(wibble * wibble)
         return arr
 
     while step >= 2:
         half = step // 2
         corner = a[0:mapsize:step, 0:mapsize:step]
-        sq = corner + np.roll(corner, shift=-1, axis=0)
-        sq += np.roll(sq, shift=-1, axis=1)
+        sq = corner + _roll(corner, -1, 0)
+        sq += _roll(sq, -1, 1)
         a[half:mapsize:step, half:mapsize:step] = wibbled_mean(sq)
         dr = a[half:mapsize:step, half:mapsize:step]
         ul = a[0:mapsize:step, 0:mapsize:step]
-        lt = dr + np.roll(dr, 1, axis=0)
-        lt += ul + np.roll(ul, -1, axis=1)
+        lt = dr + _roll(dr, 1, 0)
+        lt += ul + _roll(ul, -1, 1)
         a[0:mapsize:step, half:mapsize:step] = wibbled_mean(lt)
-        tt = dr + np.roll(dr, 1, axis=1)
-        tt += ul + np.roll(ul, -1, axis=0)
+        tt = dr + _roll(dr, 1, 1)
+        tt += ul + _roll(ul, -1, 0)
         a[half:mapsize:step, 0:mapsize:step] = wibbled_mean(tt)
         step //= 2
         wibble /= wibbledecay
@@ -153,8 +167,11 @@ def plasma_fractal(rng: np.random.Generator, mapsize: int = 256, wibbledecay: fl
     return a
 
 
+_N_GUIDE = 1024
+
+
 @lru_cache(maxsize=16)
-def _poisson_tables(scale: float, n_guide: int = 4096) -> tuple[np.ndarray, np.ndarray, int]:
+def _poisson_tables(scale: float, n_guide: int = _N_GUIDE) -> tuple[np.ndarray, np.ndarray, int]:
     """CDF and guide tables of Poisson(v * scale / 255) for every grey level v."""
     from scipy.special import pdtr
 
@@ -174,10 +191,10 @@ def poisson_uint8(img: np.ndarray, scale: float, rng: np.random.Generator) -> np
     """Draw ``Poisson(img / 255 * scale)`` for a uint8 array, exactly, by guided inversion.
 
     The rate takes at most 256 values, so each pixel's count is the inverse CDF
-    of a uniform draw, started from a 4096-bin guide table and advanced while the
+    of a uniform draw, started from a 1024-bin guide table and advanced while the
     CDF is still <= u (usually zero or one step). Returns int32 counts.
     """
-    cdf, guide, kmax = _poisson_tables(float(scale))
+    cdf, guide, kmax = _poisson_tables(float(scale), _N_GUIDE)
     n_guide = guide.size // 256
     u = rng.random(img.shape)
     v = img.astype(np.int32)
