@@ -198,7 +198,7 @@ from vlmrobust import sweep
 from test_sweep import ITEMS, CONDITIONS
 
 def slow(image, name, level, **kw):
-    time.sleep(0.03)
+    time.sleep(0.1)
     return twins.fake_corrupt(image, name, level, **kw)
 
 spec = sweep.SweepSpec(models={models!r}, items=ITEMS, conditions=CONDITIONS, torch_threads=1)
