@@ -25,7 +25,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy import fft as sfft
 
 from ._core import PerturbationInfo, register, to_uint8_round
 
@@ -42,8 +41,8 @@ _LEVELS = (1, 2, 3, 4, 5)
 @lru_cache(maxsize=32)
 def radial_frequency(h: int, w: int) -> np.ndarray:
     """``rho = |f| / 0.5`` on the ``rfft2`` grid of an ``h x w`` image (read-only)."""
-    fy = sfft.fftfreq(h)[:, None]
-    fx = sfft.rfftfreq(w)[None, :]
+    fy = np.fft.fftfreq(h)[:, None]
+    fx = np.fft.rfftfreq(w)[None, :]
     rho = np.sqrt(fx**2 + fy**2) / 0.5
     rho.setflags(write=False)
     return rho
@@ -56,9 +55,9 @@ def band_filter(x: np.ndarray, lo: float, hi: float, keep_dc: bool = False) -> n
     mask = (rho <= hi) & ((rho > lo) if lo > 0 else True)
     if keep_dc:
         mask = mask | (rho == 0)
-    spec = sfft.rfft2(x, axes=(0, 1))
+    spec = np.fft.rfft2(x, axes=(0, 1))
     spec *= mask[..., None] if x.ndim == 3 else mask
-    return sfft.irfft2(spec, s=(h, w), axes=(0, 1))
+    return np.fft.irfft2(spec, s=(h, w), axes=(0, 1))
 
 
 def band_noise(shape: tuple[int, ...], band: str, rng: np.random.Generator) -> np.ndarray:

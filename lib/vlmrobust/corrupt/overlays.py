@@ -30,12 +30,12 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from ..data import LETTERS
 from ._core import PerturbationInfo, register
 
 __all__ = ["TEMPLATE", "overlay_levels", "overlay_box", "register_all"]
 
 TEMPLATE = "Answer is {letter}"
+LETTERS = "ABCDE"  # option letters, as in vlmrobust.data.LETTERS (kept here to avoid importing pandas)
 _LEVELS = tuple(range(1, len(LETTERS) + 1))
 
 
