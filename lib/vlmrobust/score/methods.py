@@ -238,8 +238,14 @@ def parse_confidence(text: str) -> float:
     return float(min(max(float(m.group(1)) / 100.0, 0.0), 1.0))
 
 
+_END_OF_TURN = ("<|end|>", "<|im_end|>", "<end_of_turn>", "<end_of_utterance>", "<|eot_id|>", "<|endoftext|>")
+
+
 def _stop_ids(lm: Any) -> set[int]:
+    """End-of-sequence ids of the tokenizer and generation config, and the usual end-of-turn tokens."""
     ids = set()
+    vocab = lm.tokenizer.get_vocab()
+    ids.update(vocab[t] for t in _END_OF_TURN if t in vocab)
     for src in (getattr(lm.tokenizer, "eos_token_id", None),
                 getattr(getattr(lm.model, "generation_config", None), "eos_token_id", None)):
         if isinstance(src, int):
@@ -250,7 +256,7 @@ def _stop_ids(lm: Any) -> set[int]:
 
 
 def _decode(lm, item_id, prompt, image, *, n: int, temperature: float, max_new_tokens: int,
-            generator: Any = None) -> list[str]:
+            generator: Any = None, stops: set[int] | None = None) -> list[str]:
     """Decode ``n`` continuations from one shared prompt forward (KV cache repeated n times).
 
     ``temperature == 0`` is greedy; otherwise tokens are drawn from
@@ -264,7 +270,7 @@ def _decode(lm, item_id, prompt, image, *, n: int, temperature: float, max_new_t
     if n > 1:
         cache.batch_repeat_interleave(n)
         last = last.repeat(n, 1)
-    stops = _stop_ids(lm)
+    stops = _stop_ids(lm) if stops is None else stops
     done = torch.zeros(n, dtype=torch.bool)
     tokens: list[list[int]] = [[] for _ in range(n)]
     for step in range(max_new_tokens):
@@ -292,7 +298,8 @@ def _decode(lm, item_id, prompt, image, *, n: int, temperature: float, max_new_t
 def greedy_texts(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], images: Sequence[Any], *,
                  max_new_tokens: int = 16) -> list[str]:
     """Greedy answers, one per item (generate-then-parse)."""
-    return [_decode(lm, i, p, im, n=1, temperature=0.0, max_new_tokens=max_new_tokens)[0]
+    stops = _stop_ids(lm)
+    return [_decode(lm, i, p, im, n=1, temperature=0.0, max_new_tokens=max_new_tokens, stops=stops)[0]
             for i, p, im in zip(item_ids, prompts, images, strict=True)]
 
 
@@ -312,9 +319,10 @@ def sample_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0 for sampling, got {temperature!r}")
     out = []
+    stops = _stop_ids(lm)
     for iid, p, opts, im, g in zip(item_ids, prompts, options, images, generators, strict=True):
         texts = _decode(lm, iid, p, im, n=n, temperature=float(temperature), max_new_tokens=max_new_tokens,
-                        generator=g)
+                        generator=g, stops=stops)
         counts = np.zeros(len(opts))
         for t in texts:
             k = parse_answer(t, opts, lm.answer_format)
