@@ -24,7 +24,8 @@ identity; random perturbations draw from ``repro.rng(key, name, level, seed)``.
 :func:`info` gives a perturbation's metadata (family, levels, the physical
 parameter of each level, randomness), :func:`names` lists them,
 :func:`manifest` returns the named sweep manifests and :func:`default_sweep`
-the one notebooks 03-07 use by default.
+the one notebooks 03-07 use by default. :func:`overlay_levels` gives the
+TextOverlay levels (letters) that avoid a model's base prediction (seed 002).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 from . import escalation, frequency, imagenet_c, natural, overlays, physical, weather
 from ._core import MIN_SIDE, PerturbationInfo, apply, families, info, names, register
 from .manifests import MANIFESTS, default_sweep, manifest, manifest_names
+from .overlays import overlay_levels
 from .physical import (
     KOSCHMIEDER,
     VISIBILITY_LEVELS_M,
@@ -47,7 +49,7 @@ __all__ = [
     "MIN_SIDE", "PerturbationInfo", "apply", "info", "names", "families", "manifest", "manifest_names",
     "default_sweep", "MANIFESTS", "physical_fog", "underwater", "transmittance", "KOSCHMIEDER",
     "WATER_ABSORPTION", "VISIBILITY_LEVELS_M", "fog_equivalent_visibility", "fog_visibility_table",
-    "IMAGENET_C",
+    "IMAGENET_C", "overlay_levels",
 ]
 
 #: The 19 ImageNet-C types in the published order.

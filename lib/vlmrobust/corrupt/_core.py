@@ -187,7 +187,8 @@ def apply(
     identity (a copy). Random perturbations draw from
     ``repro.rng(key, name, level, seed)``, where ``key`` is the item id, so the
     same ``(image, name, level, seed, key)`` gives the same bytes in every
-    process. ``depth`` (float ``H×W`` ray distance in metres, ``inf`` = sky) is
+    process (the three overlays share the stream name ``"overlay"``, which
+    gives them identical geometry). ``depth`` (float ``H×W`` ray distance in metres, ``inf`` = sky) is
     required by the physical visibility perturbations and checked whenever it is
     given. ``backend="reference"`` runs PyPI ``imagecorruptions-imaug`` for the
     19 ImageNet-C types. ``options`` are perturbation-specific keyword options
