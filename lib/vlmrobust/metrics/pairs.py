@@ -201,12 +201,11 @@ def pairs(
     if not np.issubdtype(level.dtype, np.integer):
         if not (np.isfinite(level.astype(float)).all() and (level.astype(float) % 1 == 0).all()):
             raise ValueError("level must hold integers (0 = clean, 1.. = severity)")
-        level = level.astype(np.int64)
-    level = level.astype(np.int64)
+    level = np.asarray(level, dtype=np.int64)
     if n and level.min() < 0:
         raise ValueError(f"level must be >= 0, found {level.min()}")
-    K = pred["K"].to_numpy().astype(np.int64)
-    y = pred["answer_idx"].to_numpy().astype(np.int64)
+    K = np.asarray(pred["K"].to_numpy(), dtype=np.int64)
+    y = np.asarray(pred["answer_idx"].to_numpy(), dtype=np.int64)
     if n and ((y < 0) | (y >= K)).any():
         bad = int(np.flatnonzero((y < 0) | (y >= K))[0])
         raise ValueError(f"answer_idx must lie in [0, K); row {bad} has answer_idx={y[bad]} with K={K[bad]}")

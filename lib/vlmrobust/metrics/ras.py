@@ -20,6 +20,7 @@ Choices the paper leaves open, fixed here (DESIGN.md, "Definitions to keep exact
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import xlogy
 
 __all__ = [
     "normalised_entropy", "top1", "alignment", "ras", "positive_part",
@@ -68,9 +69,7 @@ def normalised_entropy(P: np.ndarray, K: np.ndarray | int) -> np.ndarray:
     1 for the uniform distribution over the ``K`` options.
     """
     P, K = _check_matrix(P, K)
-    plogp = np.zeros_like(P)
-    np.log(P, out=plogp, where=P > 0)
-    plogp *= P
+    plogp = xlogy(P, P)  # p log p with 0 log 0 = 0
     return -rowsum(plogp) / np.log(K)
 
 

@@ -164,11 +164,9 @@ def table_iii(pairs: pd.DataFrame, unit: str | Sequence[str] = ()) -> pd.DataFra
     n_ab = gsum(gs, 4 * G).reshape(G, 4)
     n_a = np.repeat(np.stack([n_ab[:, :2].sum(1), n_ab[:, 2:].sum(1)], 1), 2, axis=1)
     n = n_ab.sum(axis=1, keepdims=True)
-    dacc = pairs["correct"].to_numpy().astype(np.float64) - pairs["correct_clean"].to_numpy()
-    cols = {
-        "n": n_ab, "share": safe_div(n_ab, n), "cond_rate": safe_div(n_ab, n_a),
-        "delta_acc": safe_div(gsum(gs, 4 * G, dacc).reshape(G, 4), n_ab),
-    }
+    # correct - correct_clean is 0, -1, +1, 0 in cc, cw, wc, ww by the definition of the states (Eq. 12)
+    dacc = np.where(n_ab > 0, np.array([0.0, -1.0, 1.0, 0.0]), np.nan)
+    cols = {"n": n_ab, "share": safe_div(n_ab, n), "cond_rate": safe_div(n_ab, n_a), "delta_acc": dacc}
     for q in ("RAS", "dS", "dC"):
         cols[q] = safe_div(gsum(gs, 4 * G, pairs[q].to_numpy()).reshape(G, 4), n_ab)
     out = keys.loc[keys.index.repeat(4)].reset_index(drop=True)
