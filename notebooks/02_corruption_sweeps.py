@@ -29,11 +29,11 @@ figures.use_style()
 # %% tags=["parameters"]
 seed: int = 3  # seed of the showcase scene, the corruption draws and the fog-table scenes
 scene_family: str = "count"  # task family of the showcase scene (synth.FAMILIES)
-image_size: int = 96  # side of the showcase scene in pixels (>= 32)
-families: list = ["all"]  # registry families drawn as ladders; ["all"] = every family
+image_size: int = 96  # side of the showcase scene in pixels, at least 32
+families: list = ["all"]  # registry families drawn as ladders, or ["all"] for every family
 n_fog_scenes: int = 200  # synthetic scenes for the ImageNet-C fog <-> metres table (Table VII)
 fog_scene_size: int = 64  # side of those scenes in pixels
-convention: str = "2%"  # Koschmieder contrast threshold: "2%" (K = 3.912) or "5%" (K = 2.996)
+convention: str = "2%"  # Koschmieder contrast threshold: "2%" (K 3.912) or "5%" (K 2.996)
 sweep_manifest: str = "default"  # manifest written for notebooks 03-07 (corrupt.manifest_names())
 
 # %%
