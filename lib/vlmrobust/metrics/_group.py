@@ -36,25 +36,29 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
     for c in by:
         col = df[c]
         if isinstance(col.dtype, pd.CategoricalDtype):
-            codes = col.cat.codes.to_numpy().astype(np.int64)
+            codes = col.cat.codes.to_numpy()  # small ints; widened once below
             u = col.cat.categories
         else:
             codes, u = pd.factorize(col, sort=True)
-            codes = codes.astype(np.int64)
         if (codes < 0).any():
             raise ValueError(f"grouping column {c!r} has missing values")
         parts.append(codes)
         uniques.append(pd.Index(u))
-    combined = np.zeros(n, dtype=np.int64)
-    space = 1
-    for codes, u in zip(parts, uniques, strict=True):
-        combined = combined * max(len(u), 1) + codes
+    combined = parts[0].astype(np.int64)
+    space = max(len(uniques[0]), 1)
+    for codes, u in zip(parts[1:], uniques[1:], strict=True):
+        combined *= max(len(u), 1)
+        combined += codes
         space *= max(len(u), 1)
     if space <= max(4 * n, 1 << 16):  # dense lookup: O(n + space), no sort
-        seen = np.bincount(combined, minlength=space) > 0
+        seen = np.zeros(space, dtype=bool)
+        seen[combined] = True
         present = np.flatnonzero(seen)
-        lookup = np.cumsum(seen) - 1
-        inv = lookup[combined]
+        if len(present) == space:
+            inv = combined  # every key combination occurs: the combined code is already dense
+        else:
+            lookup = np.cumsum(seen) - 1
+            inv = lookup[combined]
     else:
         present, inv = np.unique(combined, return_inverse=True)
     frame = {}
@@ -68,7 +72,7 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
         else:
             frame[c] = u.take(idx)
     keys = pd.DataFrame({c: frame[c] for c in by})
-    return inv.reshape(-1).astype(np.int64), keys
+    return inv.reshape(-1).astype(np.int64, copy=False), keys
 
 
 def _codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
