@@ -26,7 +26,7 @@ NB_ID = "00_embedded_default"
 figures.use_style()
 
 # %% tags=["parameters"]
-seed: int = 7  # seed of the item table (any int >= 0)
+seed: int = 7  # seed of the item table (any non-negative int)
 n_per_family: int = 60  # items per task family in the item table
 image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
 gallery_per_family: int = 6  # example images per family in the gallery

@@ -83,6 +83,8 @@ def test_notebook_shape(nb_id):
     for line in src.splitlines():
         if re.match(r"^\w+\s*[:=]", line):
             assert re.match(r"^\w+: [\w\[\], |]+ = .+#", line), f"parameter line needs a type and a comment: {line}"
+            # papermill cannot parse a parameter line whose comment holds '=' (it then drops the type)
+            assert "=" not in line.split("#", 1)[1], f"no '=' in a parameter's comment: {line}"
 
 
 def _param_files():
