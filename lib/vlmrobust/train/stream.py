@@ -1,0 +1,334 @@
+"""Training data: synthetic items turned into token ids, targets and pixels, batch by batch.
+
+Every batch is a pure function of ``(seed, stage name, step)``: items come from
+``vlmrobust.synth.make_item`` with generators from :func:`vlmrobust.repro.rng`,
+so an interrupted run resumes on exactly the batches it would have seen.
+Batches are built in one background worker process (:class:`BatchWorker`)
+while the trainer thread computes.
+
+Example modes (the letter curriculum of the model-organism issue):
+
+* ``open``     - ``"{question}\\nAnswer with a word."`` -> the answer's words;
+* ``mcq``      - the multiple-choice text (options after the image) -> the letter;
+* ``hint``     - as ``mcq`` with ``" Hint: {answer}."`` appended to the question;
+* ``lookup``   - as ``mcq`` with the question replaced by the answer value
+  (the language model learns to find a value among lettered options);
+* ``mcq_text`` - the multiple-choice text -> the option's own words.
+
+The prompt text is :func:`vlmrobust.models.mcq_text`, rendered through the
+chat template exactly as the scoring engine renders it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import repro
+
+__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "augment_image", "HINT"]
+
+MODES = ("open", "mcq", "hint", "lookup", "mcq_text")
+HINT = " Hint: {value}."
+ABSTAIN_KINDS = ("unclear", "dont_know")
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What one stage's batches hold.
+
+    ``mix`` maps modes to probabilities; ``hint_prob`` (start, end) fades the
+    hint of ``mcq`` examples linearly over the stage (an ``mcq`` example becomes
+    ``hint`` with that probability); ``k_probs`` are the probabilities of keeping
+    2, 3 or all options of a 4-option item; ``abstain_prob`` is the share of items
+    generated with an abstain option; ``image_dropout`` blanks that share of
+    images (answers must then come from language priors); ``corrupt_prob`` and
+    ``corrupt_max_level`` augment images with random corruptions; ``distance``
+    (metres, near and far) narrows the objects' distances (None: synth's default).
+    """
+
+    families: tuple[str, ...]
+    batch: int = 128
+    mix: dict = field(default_factory=lambda: {"open": 1.0})
+    hint_prob: tuple[float, float] = (0.0, 0.0)
+    k_probs: tuple[float, float, float] = (0.15, 0.15, 0.70)
+    abstain_prob: float = 0.15
+    image_dropout: float = 0.0
+    corrupt_prob: float = 0.0
+    corrupt_max_level: int = 3
+    corruptions: tuple[str, ...] = ("gaussian_blur", "gaussian_noise")
+    size: int = 64
+    probe: bool = False
+    distance: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.families:
+            raise ValueError("families must not be empty")
+        bad = set(self.mix) - set(MODES)
+        if bad:
+            raise ValueError(f"mix has unknown modes {sorted(bad)}; allowed: {MODES}")
+        if abs(sum(self.mix.values()) - 1.0) > 1e-6 or min(self.mix.values()) < 0:
+            raise ValueError(f"mix probabilities must be >= 0 and sum to 1, got {self.mix}")
+        for name in ("abstain_prob", "image_dropout", "corrupt_prob"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {v}")
+        if not isinstance(self.batch, int) or self.batch < 1:
+            raise ValueError(f"batch must be a positive int, got {self.batch!r}")
+
+
+class Encoder:
+    """Turns texts into token ids with the organism's tokenizer (a ``tokenizers`` file).
+
+    ``prompt(text)`` is the chat-template rendering of a user turn holding one
+    image and ``text`` with the generation prompt appended (tested to equal
+    ``processor.apply_chat_template``), with ``<image>`` expanded to
+    ``n_image_tokens`` placeholders.
+    """
+
+    def __init__(self, tokenizer_json: str, n_image_tokens: int) -> None:
+        from tokenizers import Tokenizer
+
+        self.tok = Tokenizer.from_str(tokenizer_json)
+        self.n_image_tokens = n_image_tokens
+        self.end_id = self.tok.token_to_id("<|end|>")
+        self.pad_id = self.tok.token_to_id("[PAD]")
+        self.unk_id = self.tok.token_to_id("[UNK]")
+        self.letter_ids = [self.tok.token_to_id(c) for c in "ABCDE"]
+
+    @staticmethod
+    def render(text: str) -> str:
+        return f"[BOS]<|user|>\n<image>\n{text}<|end|>\n<|assistant|>\n"
+
+    def prompt_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        rendered = [self.render(t).replace("<image>", "<image>" * self.n_image_tokens) for t in texts]
+        return [e.ids for e in self.tok.encode_batch(rendered, add_special_tokens=False)]
+
+    def word_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        return [e.ids for e in self.tok.encode_batch(list(texts), add_special_tokens=False)]
+
+
+def _mcq_text(question: str, options: Sequence[str], template: str = "vlmrobust") -> str:
+    from ..models import mcq_text
+
+    return mcq_text(question, list(options), template)
+
+
+def augment_image(image: np.ndarray, name: str, level: int, key: str) -> np.ndarray:
+    """A corrupted copy of ``image`` (``vlmrobust.corrupt`` when present, else blur/noise here)."""
+    try:
+        from .. import corrupt  # type: ignore[attr-defined]
+
+        return corrupt.apply(image, name, level, key=key)
+    except ImportError:
+        pass
+    if level == 0:
+        return image.copy()
+    x = image.astype(np.float32) / 255.0
+    if name == "gaussian_blur":
+        from scipy.ndimage import gaussian_filter
+
+        sigma = [0.4, 0.7, 1.0, 1.5, 2.2][level - 1] * image.shape[0] / 64
+        x = gaussian_filter(x, sigma=(sigma, sigma, 0), mode="nearest")
+    elif name == "gaussian_noise":
+        std = [0.05, 0.09, 0.14, 0.2, 0.28][level - 1]
+        x = x + repro.rng(key, name, level).normal(0.0, std, x.shape).astype(np.float32)
+    else:
+        raise ValueError(f"corruption {name!r} needs vlmrobust.corrupt")
+    return (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def _default_make_item() -> Callable:
+    from ..synth import make_item
+
+    return make_item
+
+
+def _shuffle_options(item: Any, rng: np.random.Generator, k_probs: Sequence[float]) -> tuple[list[str], int]:
+    """Options reduced to 2/3/all (answer kept) and permuted; an abstain option stays last."""
+    options = list(item.options)
+    ans = int(item.answer_idx)
+    abst = int(getattr(item, "abstain_idx", -1))
+    tail = [options[abst]] if abst >= 0 else []
+    body = [i for i in range(len(options)) if i != abst]
+    distract = [i for i in body if i != ans]
+    if len(body) >= 4:
+        keep = int(rng.choice([2, 3, len(body)], p=k_probs))
+        distract = list(rng.permutation(distract)[: keep - 1])
+    order = [ans] + [int(i) for i in distract]
+    order = [order[i] for i in rng.permutation(len(order))]
+    new = [options[i] for i in order] + tail
+    return new, order.index(ans)
+
+
+def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, enc: Encoder,
+               make_item: Callable | None = None) -> dict:
+    """Batch ``step`` of stage ``stage`` (``frac`` = step / stage steps, for schedules), as numpy arrays."""
+    make_item = make_item or _default_make_item()
+    r = repro.rng("batch", seed, stage, step)
+    modes = list(spec.mix)
+    mode_p = np.array([spec.mix[m] for m in modes], dtype=float)
+    p_hint = spec.hint_prob[0] + (spec.hint_prob[1] - spec.hint_prob[0]) * min(max(frac, 0.0), 1.0)
+    images, texts, targets, mode_list, ks, answers, questions, option_lists = [], [], [], [], [], [], [], []
+    for i in range(spec.batch):
+        fam = spec.families[int(r.integers(len(spec.families)))]
+        abstain = None
+        if r.random() < spec.abstain_prob:
+            abstain = ABSTAIN_KINDS[int(r.integers(2))]
+        kw = {"distance": tuple(spec.distance)} if spec.distance is not None else {}
+        item = make_item(fam, repro.rng("item", seed, stage, step, i), size=spec.size, abstain=abstain, **kw)
+        img = np.asarray(item.image, dtype=np.uint8)
+        if spec.image_dropout > 0 and r.random() < spec.image_dropout:
+            img = np.full_like(img, 128)
+        elif spec.corrupt_prob > 0 and r.random() < spec.corrupt_prob:
+            name = spec.corruptions[int(r.integers(len(spec.corruptions)))]
+            level = int(r.integers(1, spec.corrupt_max_level + 1))
+            img = augment_image(img, name, level, key=f"{seed}/{stage}/{step}/{i}")
+        mode = modes[int(r.choice(len(modes), p=mode_p))]
+        if mode == "mcq" and r.random() < p_hint:
+            mode = "hint"
+        if mode == "open" and int(getattr(item, "abstain_idx", -1)) == int(item.answer_idx):
+            mode = "mcq_text"
+        options, ans = _shuffle_options(item, r, spec.k_probs)
+        value = options[ans]
+        if mode == "open":
+            text, target = _mcq_text(item.question, options, "open"), value
+        elif mode == "mcq":
+            text, target = _mcq_text(item.question, options), "ABCDE"[ans]
+        elif mode == "hint":
+            text, target = _mcq_text(item.question + HINT.format(value=value), options), "ABCDE"[ans]
+        elif mode == "lookup":
+            text, target = _mcq_text(value, options), "ABCDE"[ans]
+        else:
+            text, target = _mcq_text(item.question, options), value
+        images.append(img)
+        texts.append(text)
+        targets.append(target)
+        mode_list.append(MODES.index(mode))
+        ks.append(len(options))
+        answers.append(ans)
+        questions.append(item.question)
+        option_lists.append(options)
+    batch: dict[str, Any] = {"images": np.stack(images), "mode": np.array(mode_list, np.int64),
+                             "k": np.array(ks, np.int64), "answer": np.array(answers, np.int64)}
+    if spec.probe:
+        q_ids = enc.word_ids(questions)
+        lq = max(len(q) for q in q_ids)
+        qa = np.zeros((spec.batch, lq), np.int64)
+        for i, q in enumerate(q_ids):
+            qa[i, : len(q)] = q
+        flat = enc.word_ids([o for opts in option_lists for o in opts])
+        lo = max(len(o) for o in flat)
+        oa = np.zeros((spec.batch, 5, lo), np.int64)
+        j = 0
+        for i, opts in enumerate(option_lists):
+            for k in range(len(opts)):
+                oa[i, k, : len(flat[j])] = flat[j]
+                j += 1
+        batch.update(question_ids=qa, option_ids=oa)
+        return batch
+    p_ids = enc.prompt_ids(texts)
+    t_ids = [t + [enc.end_id] for t in enc.word_ids(targets)]
+    L = max(len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False))
+    ids = np.full((spec.batch, L), enc.pad_id, np.int64)
+    labels = np.full((spec.batch, L), -100, np.int64)
+    first = np.zeros(spec.batch, np.int64)
+    for i, (p, t) in enumerate(zip(p_ids, t_ids, strict=False)):
+        ids[i, : len(p) + len(t)] = p + t
+        labels[i, len(p): len(p) + len(t)] = t
+        first[i] = len(p) - 1  # the position whose next-token logits give the first answer token
+    if (ids == enc.unk_id).any():
+        bad = [texts[i] + " -> " + targets[i] for i in np.nonzero((ids == enc.unk_id).any(1))[0][:3]]
+        raise ValueError(f"unknown words in training text (vocabulary incomplete): {bad}")
+    batch.update(input_ids=ids, labels=labels, first=first,
+                 attention_mask=(np.arange(L)[None, :] < np.array([len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False)])[:, None]).astype(np.int64))
+    return batch
+
+
+def _worker_main(spec_json: str, seed: int, stage: str, start: int, stop: int, tokenizer_json: str,
+                 n_image_tokens: int, q: Any) -> None:  # pragma: no cover - runs in a subprocess
+    import traceback
+
+    try:
+        spec = spec_from_json(spec_json)
+        enc = Encoder(tokenizer_json, n_image_tokens)
+        parent = os.getppid()
+        for s in range(start, stop):
+            item = (s, make_batch(spec, seed, stage, s, s / max(1, stop), enc))
+            while True:  # give up when the trainer is gone (killed without closing us)
+                try:
+                    q.put(item, timeout=5.0)
+                    break
+                except queue.Full:
+                    if os.getppid() != parent:
+                        return
+        q.put(None)
+    except BaseException:
+        q.put(("error", traceback.format_exc()))
+
+
+def spec_to_json(spec: StreamSpec) -> str:
+    from dataclasses import asdict
+
+    return json.dumps(asdict(spec))
+
+
+def spec_from_json(text: str) -> StreamSpec:
+    d = json.loads(text)
+    return StreamSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+class BatchWorker:
+    """Batches ``start..stop-1`` of a stage, built ahead in one worker process."""
+
+    def __init__(self, spec: StreamSpec, seed: int, stage: str, start: int, stop: int, tokenizer_json: str,
+                 n_image_tokens: int, prefetch: int = 3, inline: bool = False) -> None:
+        self.inline = inline
+        self.spec, self.seed, self.stage, self.start, self.stop = spec, seed, stage, start, stop
+        self.next_step = start
+        if inline:
+            self.enc = Encoder(tokenizer_json, n_image_tokens)
+            return
+        import multiprocessing as mp
+
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        ctx = mp.get_context("spawn")
+        self.q = ctx.Queue(maxsize=prefetch)
+        self.proc = ctx.Process(target=_worker_main, daemon=True,
+                                args=(spec_to_json(spec), seed, stage, start, stop, tokenizer_json,
+                                      n_image_tokens, self.q))
+        self.proc.start()
+
+    def get(self) -> tuple[int, dict]:
+        if self.inline:
+            s = self.next_step
+            self.next_step += 1
+            return s, make_batch(self.spec, self.seed, self.stage, s, s / max(1, self.stop), self.enc)
+        waited = 0.0
+        while True:
+            try:
+                got = self.q.get(timeout=2.0)
+                break
+            except queue.Empty:
+                waited += 2.0
+                if not self.proc.is_alive():
+                    raise RuntimeError(f"data worker exited with code {self.proc.exitcode} without a batch "
+                                       "(a script that starts training needs an `if __name__ == '__main__':` guard)") from None
+                if waited > 600:
+                    raise RuntimeError("data worker produced nothing for 10 minutes") from None
+        if got is None:
+            raise RuntimeError("data worker has no more batches")
+        if got[0] == "error":
+            raise RuntimeError(f"data worker failed:\n{got[1]}")
+        return got
+
+    def close(self) -> None:
+        if not self.inline and self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(timeout=5)

@@ -1,0 +1,178 @@
+"""Tests of vlmrobust.train: tokenizer, processor, model build, data stream, a tiny training run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from vlmrobust import models, repro, synth
+from vlmrobust.train import (
+    LETTERS,
+    ModelSpec,
+    build_model,
+    build_processor,
+    build_tokenizer,
+    build_vocabulary,
+    load_config,
+    pixel_values,
+)
+from vlmrobust.train import stream as st
+from vlmrobust.train.trainer import organism_tokenizer, train, vocabulary_texts
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return organism_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def proc(tok):
+    return build_processor(tok, 64, 8)
+
+
+def test_letters_and_digits_are_single_tokens(tok, proc):
+    prompt = models.build_prompt(proc, "What colour is the object inside the red box?", ["red", "blue", "green"])
+    ids = models.letter_token_ids(tok, prompt, 5)
+    assert ids == [tok.convert_tokens_to_ids(c) for c in LETTERS]
+    for d in "0123456789":
+        assert len(tok(d, add_special_tokens=False)["input_ids"]) == 1
+    assert tok.unk_token_id not in tok("red circle A. B. 4 I don't know", add_special_tokens=False)["input_ids"]
+
+
+def test_vocabulary_covers_the_synthetic_world(tok):
+    vocab = set(tok.get_vocab())
+    for w in synth.vocabulary():
+        assert w in vocab or all(p in vocab for p in st.Encoder(tok.backend_tokenizer.to_str(), 1).tok.encode(w).tokens)
+    enc = tok(" ".join(vocabulary_texts(sample_per_family=3)), add_special_tokens=False)["input_ids"]
+    assert tok.unk_token_id not in enc
+
+
+def test_build_tokenizer_rejects_bad_vocabulary():
+    with pytest.raises(ValueError, match="SPECIAL_TOKENS"):
+        build_tokenizer(["a", "b"])
+    with pytest.raises(TypeError):
+        build_vocabulary([1])
+
+
+def test_processor_expands_image_token_and_matches_fast_path(tok, proc):
+    item = synth.make_item("shape", repro.rng("test-train", 1), size=64)
+    text = models.mcq_text(item.question, item.options)
+    prompt = models.build_prompt(proc, item.question, item.options)
+    assert prompt == st.Encoder.render(text)
+    enc = proc(images=[item.image], text=[prompt], return_tensors="pt")
+    n_img = int((enc["input_ids"] == tok.convert_tokens_to_ids("<image>")).sum())
+    assert n_img == 64  # (64 / 8)^2 patches, CLS dropped
+    fast = st.Encoder(tok.backend_tokenizer.to_str(), 64).prompt_ids([text])[0]
+    assert enc["input_ids"][0].tolist() == fast
+    assert torch.equal(enc["pixel_values"], pixel_values(item.image[None]))
+
+
+def test_batch_targets_are_shifted_answer_tokens(tok):
+    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    spec = st.StreamSpec(("colour", "verify"), batch=8, mix={"mcq": 0.5, "open": 0.5})
+    b = st.make_batch(spec, 0, "s", 0, 0.0, enc)
+    b2 = st.make_batch(spec, 0, "s", 0, 0.0, enc)
+    assert np.array_equal(b["input_ids"], b2["input_ids"]) and np.array_equal(b["images"], b2["images"])
+    for i in range(8):
+        first = b["first"][i]
+        # the first answer token sits right after the prompt; labels mark only answer tokens
+        assert b["labels"][i, first] == -100 and b["labels"][i, first + 1] == b["input_ids"][i, first + 1]
+        if st.MODES[b["mode"][i]] == "mcq":
+            assert b["input_ids"][i, first + 1] == enc.letter_ids[b["answer"][i]]
+        assert b["labels"][i, : first + 1].max() == -100
+
+
+def test_stream_spec_rejects_bad_mix():
+    with pytest.raises(ValueError, match="mix"):
+        st.StreamSpec(("colour",), mix={"nonsense": 1.0})
+    with pytest.raises(ValueError, match="sum to 1"):
+        st.StreamSpec(("colour",), mix={"open": 0.5})
+
+
+def _tiny_cfg(name: str) -> dict:
+    return {
+        "name": name, "seed": 3, "role": "test", "log_every": 1, "ckpt_every": 1000,
+        "model": {"vision_width": 32, "vision_layers": 1, "vision_heads": 2, "text_width": 32,
+                  "text_layers": 1, "text_heads": 2},
+        "stages": [
+            {"name": "vision", "kind": "vision", "steps": 12, "lr": 3e-3, "warmup": 2,
+             "train": ["vision", "probe"], "stream": {"families": ["colour"], "batch": 32}},
+            {"name": "open", "kind": "lm", "steps": 25, "lr": 5e-3, "warmup": 2,
+             "train": ["projector", "lm"], "stream": {"families": ["colour"], "batch": 32, "mix": {"open": 1.0}}},
+        ],
+    }
+
+
+def test_tiny_config_trains_and_loss_falls(tmp_path, tok):
+    res = train(_tiny_cfg("tiny-test"), runs_dir=tmp_path, inline_data=True, quiet=True, tokenizer=tok)
+    lm = [r["loss"] for r in res.log if r.get("stage") == "open" and "loss" in r]
+    assert len(lm) == 25
+    assert np.mean(lm[-5:]) < 0.6 * np.mean(lm[:3])
+    assert (tmp_path / "tiny-test" / "stage-open.pt").is_file()
+    # saving and loading through the Auto classes: no missing or unexpected weights
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    out = tmp_path / "export"
+    res.model.save_pretrained(out)
+    res.processor.save_pretrained(out)
+    m2, info = AutoModelForImageTextToText.from_pretrained(out, output_loading_info=True)
+    assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys"))
+    p2 = AutoProcessor.from_pretrained(out)
+    assert p2.chat_template == res.processor.chat_template
+    sd1, sd2 = res.model.state_dict(), m2.state_dict()
+    assert all(torch.equal(sd1[k], sd2[k]) for k in sd1)
+
+
+def test_resume_continues_where_it_stopped(tmp_path, tok):
+    cfg = _tiny_cfg("tiny-resume")
+    cfg["stages"] = cfg["stages"][:1]
+    cfg["ckpt_every"] = 5
+    full = train(cfg, runs_dir=tmp_path / "a", inline_data=True, quiet=True, tokenizer=tok,
+                 make_item=synth.make_item)
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 7 * 32:  # interrupted during step 7 (checkpoint at step 5)
+            raise KeyboardInterrupt
+        return synth.make_item(*args, **kwargs)
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, runs_dir=tmp_path / "b", inline_data=True, quiet=True, tokenizer=tok, make_item=flaky)
+    resumed = train(cfg, runs_dir=tmp_path / "b", inline_data=True, quiet=True, tokenizer=tok,
+                    make_item=synth.make_item)
+    sd_a, sd_b = full.model.state_dict(), resumed.model.state_dict()
+    assert all(torch.allclose(sd_a[k], sd_b[k], atol=1e-6) for k in sd_a)
+    assert [r["loss"] for r in full.log if "loss" in r][-3:] == [r["loss"] for r in resumed.log if "loss" in r][-3:]
+
+
+def test_model_spec_validation():
+    with pytest.raises(ValueError, match="multiple"):
+        ModelSpec(image_size=60, patch=8)
+    with pytest.raises(ValueError, match="unknown model keys"):
+        ModelSpec.from_dict({"width": 3})
+
+
+def test_committed_configs_parse():
+    from vlmrobust.train import config_dir
+
+    names = sorted(p.stem for p in config_dir().glob("*.yaml"))
+    assert "trunk-v96" in names
+    for n in names:
+        cfg = load_config(n)
+        assert cfg.name == n
+        if cfg.init:
+            load_config(cfg.init["from"])
+
+
+def test_model_builds_from_spec(tok):
+    m = build_model(ModelSpec(vision_width=32, vision_layers=1, vision_heads=2, text_width=32, text_layers=1,
+                              text_heads=2), tok, seed=0)
+    m2 = build_model(ModelSpec(vision_width=32, vision_layers=1, vision_heads=2, text_width=32, text_layers=1,
+                               text_heads=2), tok, seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(m.parameters(), m2.parameters(), strict=False))
+    assert m.config.image_token_id == tok.convert_tokens_to_ids("<image>")
+    assert m.lm_head.weight.data_ptr() == m.model.language_model.embed_tokens.weight.data_ptr()
