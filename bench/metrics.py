@@ -27,6 +27,7 @@ from collections import defaultdict
 
 import numpy as np
 import pandas as pd
+
 from vlmrobust import metrics as M
 from vlmrobust.metrics.bootstrap import resample_indices
 from vlmrobust.metrics.simulate import IMAGENET_C_FAMILIES, simulate_predictions

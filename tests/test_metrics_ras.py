@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
 from vlmrobust import metrics as M
 from vlmrobust.metrics.simulate import simulate_predictions
 from vlmrobust.repro import rng
