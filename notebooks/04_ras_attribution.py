@@ -480,7 +480,7 @@ spread = tsum[tsum["klass"].isin(CHANGE) & (tsum["n"] >= 5)].groupby("klass", ob
 checks.append({
     "observation": "3. same answer paths can differ in support",
     "check": "within loss trajectories some are overconfident (median ΔS < 0), within correction trajectories some "
-             "are hesitant (median ΔS > 0, ΔC < 0), and class RAS differs between models",
+             "are hesitant (median ΔS > 0, ΔC < 0), and some class's RAS differs between models by more than 0.02",
     "numbers": f"overconfident share of loss trajectories {over:.1%}; hesitant share of correction trajectories "
                f"{hes:.1%}; class-RAS spread across models: "
                + ", ".join(f"{k} {v:.3f}" for k, v in spread.items()),
