@@ -271,3 +271,14 @@ def test_probs_column_forms_give_identical_pairs(tmp_path):
     for other in (from_parquet, arrow, lists):
         np.testing.assert_array_equal(other["RAS"].to_numpy(), ref["RAS"].to_numpy())
         np.testing.assert_array_equal(other["state"].astype(str), ref["state"].astype(str))
+
+
+def test_probs_matrix_from_padded_array_and_lists():
+    P = M.probs_matrix(np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]), np.array([2, 3]))
+    np.testing.assert_allclose(P, [[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+    with pytest.raises(ValueError, match="beyond a row's K"):
+        M.probs_matrix(np.array([[0.5, 0.4, 0.1]]), np.array([2]))
+    L = M.probs_matrix(pd.Series([[0.25, 0.75], [0.1, 0.2, 0.3, 0.4]]), np.array([2, 4]))
+    np.testing.assert_allclose(L, [[0.25, 0.75, 0, 0], [0.1, 0.2, 0.3, 0.4]])
+    with pytest.raises(ValueError, match="list of K floats"):
+        M.probs_matrix(pd.Series([[0.5, 0.5], None]), np.array([2, 2]))
