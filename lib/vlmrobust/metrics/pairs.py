@@ -145,6 +145,19 @@ def _flatten(probs, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes into the sorted unique values of ``col`` (missing values are an error)."""
+    if hasattr(col.array, "__arrow_array__") and not isinstance(col.dtype, pd.CategoricalDtype):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(pa.chunked_array(pa.array(col.array))).combine_chunks()
+        if enc.null_count:
+            raise ValueError(f"column {col.name!r} must not contain missing values")
+        order = pc.sort_indices(enc.dictionary).to_numpy()
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
+        return codes, pd.Index(enc.dictionary.take(pa.array(order)).to_pandas())
     codes, uniques = pd.factorize(col, sort=True)
     if (codes < 0).any():
         raise ValueError(f"column {col.name!r} must not contain missing values")
