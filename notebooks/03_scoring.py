@@ -25,7 +25,7 @@ NB_ID = "03_scoring"
 figures.use_style()
 
 # %% tags=["parameters"]
-model_names: list = ["zoo"]  # zoo names, model folders or hub ids; "zoo" selects every organism
+model_names: list = ["zoo"]  # zoo names, model folders or hub ids; "zoo" selects the evaluated organisms
 items_source: str = "synth"  # "synth" (the synthetic benchmark) or a VLMEvalKit-style TSV file
 n_per_family: int = 10  # synthetic items per task family
 max_items: int = 0  # cap on items read from a TSV file (0 means no cap)
@@ -66,7 +66,7 @@ example_items = params.check("example_items", example_items, int, lo=1, hi=12)
 executor = params.check("executor", executor, str, choices=["local", "dask"])
 dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
 
-MODELS = [m for name in model_names for m in (models.zoo_names() if name == "zoo" else [name])]
+MODELS = [m for name in model_names for m in (models.zoo_names("evaluated") if name == "zoo" else [name])]
 if not MODELS:
     raise params.ParameterError("parameter 'model_names' selects no model: the zoo is empty; "
                                 "name a model folder or a hub id")

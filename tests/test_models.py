@@ -157,3 +157,16 @@ def test_zoo_organisms_load_with_a_declared_format(name):
     lm = models.load(name)
     assert lm.answer_format in ("letters", "text") and lm.source == "zoo"
     assert models.read_answer_format(models.zoo_dir() / name) is not None
+
+
+def test_zoo_names_filter_by_role(tmp_path, monkeypatch):
+    for name, role in (("a", "evaluated"), ("b", "selector"), ("c", None)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text("{}")
+        if role:
+            (tmp_path / name / "vlmrobust.json").write_text(json.dumps({"answer_format": "letters", "role": role}))
+    (tmp_path / "not-a-model").mkdir()
+    monkeypatch.setattr(models, "zoo_dir", lambda: tmp_path)
+    assert models.zoo_names() == ["a", "b", "c"]
+    assert models.zoo_names("evaluated") == ["a", "c"]
+    assert models.zoo_names("selector") == ["b"]

@@ -233,12 +233,24 @@ def zoo_dir() -> Path:
     return Path(__file__).resolve().parent / "zoo"
 
 
-def zoo_names() -> list[str]:
-    """Names of the organisms in the zoo (folders holding a ``config.json``)."""
+def zoo_names(role: str | None = None) -> list[str]:
+    """Names of the organisms in the zoo (folders holding a ``config.json``).
+
+    ``role`` keeps those whose ``vlmrobust.json`` declares that role (``"evaluated"``,
+    ``"selector"``, ...); a folder without a declared role counts as ``"evaluated"``.
+    """
     root = zoo_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+    names = sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+    if role is None:
+        return names
+    return [n for n in names if _zoo_role(root / n) == role]
+
+
+def _zoo_role(folder: Path) -> str:
+    meta = folder / "vlmrobust.json"
+    return str(json.loads(meta.read_text()).get("role", "evaluated")) if meta.is_file() else "evaluated"
 
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
