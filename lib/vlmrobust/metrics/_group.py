@@ -104,6 +104,9 @@ def check_single_method(pairs: pd.DataFrame, unit: Sequence[str], name: str) -> 
     Different models scored by different methods (each model's default) may be pooled.
     """
     if "method" in pairs.columns and "method" not in unit and "model" in pairs.columns and len(pairs):
+        col = pairs["method"]
+        if isinstance(col.dtype, pd.CategoricalDtype) and len(col.cat.categories) <= 1:
+            return  # one method in the table
         (mc, mu), (ec, eu) = _codes(pairs["model"]), _codes(pairs["method"])
         seen = np.zeros(len(mu) * len(eu), dtype=bool)
         seen[mc * len(eu) + ec] = True

@@ -187,10 +187,12 @@ def regime_of(dS: np.ndarray, dC: np.ndarray, tol: float = 1e-6) -> np.ndarray:
     """
     if not (isinstance(tol, (int, float)) and tol >= 0):
         raise ValueError(f"tol must be a number >= 0, got {tol!r}")
-    dS = np.asarray(dS, dtype=np.float64)
-    dC = np.asarray(dC, dtype=np.float64)
-    code = np.where(dC > 0, 0, 2) + np.where(dS > 0, 0, 1)
-    return np.where((np.abs(dC) <= tol) | (np.abs(dS) <= tol), 4, code).astype(np.int64)
+    dS, dC = np.broadcast_arrays(np.asarray(dS, dtype=np.float64), np.asarray(dC, dtype=np.float64))
+    shape = dS.shape
+    dS, dC = dS.reshape(-1), dC.reshape(-1)
+    code = (dC <= 0).view(np.int8) * np.int8(2) + (dS <= 0).view(np.int8)
+    code[(np.abs(dC) <= tol) | (np.abs(dS) <= tol)] = 4
+    return code.astype(np.int64).reshape(shape)
 
 
 def table_iv(pairs: pd.DataFrame, unit: str | Sequence[str] = (), *, tol: float = 1e-6) -> pd.DataFrame:

@@ -102,14 +102,14 @@ def trajectories(
     all_complete = bool(complete.all())
     mats = {}
     for q in ("correct", "RAS", "dS", "dC"):
-        m = np.full(T * L, np.nan)
-        m[slot] = sub[q].to_numpy().astype(np.float64)
+        m = np.zeros(T * L, dtype=bool) if q == "correct" else np.full(T * L, np.nan)
+        m[slot] = sub[q].to_numpy()
         mats[q] = m.reshape(T, L) if all_complete else m.reshape(T, L)[complete]
     first_row = np.zeros(T, dtype=np.int64)
     first_row[codes] = np.arange(len(codes))  # any pair of the trajectory: they share clean-side columns
     first_row = first_row if all_complete else first_row[complete]
     c0 = sub["correct_clean"].to_numpy()[first_row]
-    corr = mats["correct"].astype(bool)
+    corr = mats["correct"]
     out = keys if all_complete else keys.loc[complete].reset_index(drop=True)
     for extra in ("task", "category"):
         if extra in sub.columns and extra not in key:
