@@ -91,6 +91,7 @@ def _full_forward_letters(lm, ids, prompts, options, images):
 
 def _flops_per_item(lm, prompt, image) -> float:
     from torch.utils.flop_counter import FlopCounterMode
+
     from vlmrobust.score._core import model_inputs
 
     inputs = model_inputs(lm, [prompt], [image])

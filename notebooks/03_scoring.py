@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
+
 from vlmrobust import corrupt, data, figures, models, params, paths, repro, score, sweep, synth
 
 NB_ID = "03_scoring"

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 from twins import save_twin, tiny_llava, word_tokenizer
+
 from vlmrobust import models
 
 torch.set_num_threads(1)

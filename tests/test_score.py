@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 import twins
+
 from vlmrobust import models, score
 
 torch.set_num_threads(1)

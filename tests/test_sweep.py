@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import torch
 import twins
+
 from vlmrobust import sweep
 from vlmrobust.sweep import run as sweep_run
 

@@ -280,6 +280,7 @@ def tiny_gemma3(extra_texts: Iterable[str] = (), seed: int = 0):
 def fake_image(ref: str):
     """A deterministic uint8 image for any ref (stands in for ``data.load_image`` in sweep tests)."""
     import numpy as np
+
     from vlmrobust.repro import rng
 
     return rng("fake-image", ref).integers(0, 256, (40, 48, 3), dtype=np.uint8)
@@ -288,6 +289,7 @@ def fake_image(ref: str):
 def fake_corrupt(image, name: str, level: int, *, seed: int = 0, key: str = "", depth=None, backend="native"):
     """Deterministic noise of strength ``level`` (stands in for ``corrupt.apply``); ``name="broken"`` raises."""
     import numpy as np
+
     from vlmrobust.repro import rng
 
     if name == "broken":
