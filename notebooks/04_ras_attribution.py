@@ -33,7 +33,7 @@ figures.use_style()
 # %% tags=["parameters"]
 source: str = "zoo"  # predictions from: zoo (score models with the sweep engine) or simulate (no model)
 models: list[str] = []  # zoo names, model folders or hub ids (empty: every zoo organism whose role is "evaluated")
-items_tsv: str = ""  # VLMEvalKit-style multiple-choice TSV to score (empty: the synthetic items)
+items_tsv: str = ""  # VLMEvalKit-style multiple-choice TSV, relative to the repository root (empty: synthetic items)
 perturbations: list[str] = []  # corruptions (empty: the ImageNet-C part of corrupt.default_sweep())
 levels: list[int] = [1, 2, 3, 4, 5]  # severities (trajectories need all of them)
 method: str = "default"  # scoring method: default (each organism's own), letter or loglik
@@ -110,7 +110,10 @@ if source == "zoo":
     if items_tsv:
         from vlmrobust import data
 
-        items = data.load_tsv(items_tsv)
+        tsv = Path(items_tsv) if Path(items_tsv).is_absolute() else paths.REPO_ROOT / items_tsv
+        if not tsv.is_file():
+            raise FileNotFoundError(f"parameter 'items_tsv': no file {tsv} (a relative path is read from the repository root)")
+        items = data.load_tsv(tsv)
     else:
         items = synth.generate(n_per_family, seed, size=image_size)
     spec = sweep.SweepSpec(models=models, items=items, conditions={p: levels for p in perturbations},
