@@ -282,3 +282,19 @@ def test_probs_matrix_from_padded_array_and_lists():
     np.testing.assert_allclose(L, [[0.25, 0.75, 0, 0], [0.1, 0.2, 0.3, 0.4]])
     with pytest.raises(ValueError, match="list of K floats"):
         M.probs_matrix(pd.Series([[0.5, 0.5], None]), np.array([2, 2]))
+
+
+def test_simulated_predictions_follow_the_table_contract():
+    from vlmrobust.score import COLUMNS
+
+    a = simulate_predictions(9, models=("x", "y"), perturbations=("fog",), levels=(1, 2), rng=rng("sim", 3))
+    b = simulate_predictions(9, models=("x", "y"), perturbations=("fog",), levels=(1, 2), rng=rng("sim", 3))
+    assert list(a.columns) == list(COLUMNS)
+    assert len(a) == 2 * 9 * 3
+    assert all(len(p) == k for p, k in zip(a["probs"], a["K"], strict=True))
+    np.testing.assert_allclose([p.sum() for p in a["probs"]], 1.0)
+    assert (a["pred_idx"] == [int(np.argmax(p)) for p in a["probs"]]).all()
+    assert (a.loc[a["level"] == 0, "perturbation"] == "clean").all()
+    pd.testing.assert_frame_equal(a.drop(columns="probs"), b.drop(columns="probs"))
+    with pytest.raises(ValueError, match="perturbations"):
+        simulate_predictions(3, perturbations=("nope",), rng=rng("sim", 0))

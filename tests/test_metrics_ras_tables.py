@@ -214,3 +214,16 @@ def test_models_with_different_single_methods_can_be_pooled(sim_pairs):
     assert len(t) == 3
     pooled = M.table_iii(pr)
     assert pooled["n"].sum() == len(pr)
+
+
+def test_percentile_interval_ignores_nan_replicates_and_checks_ci():
+    reps = np.array([[1.0, np.nan], [2.0, np.nan], [3.0, np.nan], [np.nan, np.nan]])
+    lo, hi = percentile_interval(reps, 0.5)
+    assert (lo[0], hi[0]) == pytest.approx((1.5, 2.5)) and np.isnan(lo[1]) and np.isnan(hi[1])
+    with pytest.raises(ValueError, match="ci"):
+        percentile_interval(reps, 1.5)
+
+
+def test_state_effects_rejects_unknown_quantity():
+    with pytest.raises(ValueError, match="quantity"):
+        M.state_effects(pair_frame(CELL), quantities=("RAS", "nope"))
