@@ -171,3 +171,24 @@ def test_zoo_names_filter_by_role(tmp_path, monkeypatch):
     assert models.zoo_names() == ["a", "b", "c"]
     assert models.zoo_names("evaluated") == ["a", "c"]
     assert models.zoo_names("selector") == ["b"]
+
+
+@pytest.mark.parametrize("builder", ["tiny_qwen2_vl", "tiny_idefics3", "tiny_llava_onevision", "tiny_gemma3"])
+def test_load_real_architecture_folders(builder, tmp_path):
+    """Saved twins load through AutoProcessor / AutoModelForImageTextToText (video processors skipped
+    where torchvision is missing) and give the in-memory model's logits."""
+    import numpy as np
+    import twins
+
+    model, proc = getattr(twins, builder)()
+    lm = models.load(twins.save_twin(model, proc, tmp_path / builder))
+    assert type(lm.processor).__name__ == type(proc).__name__
+    assert type(lm.model).__name__ == type(model).__name__
+    prompt = models.build_prompt(lm.processor, "What colour is the object?", ["red", "blue"])
+    assert prompt == models.build_prompt(proc, "What colour is the object?", ["red", "blue"])
+    img = [[np.full((40, 48, 3), 90, np.uint8)]]
+    a = lm.processor(images=img, text=[prompt], add_special_tokens=False, return_tensors="pt")
+    b = proc(images=img, text=[prompt], add_special_tokens=False, return_tensors="pt")
+    assert torch.equal(a["input_ids"], b["input_ids"])
+    with torch.inference_mode():
+        torch.testing.assert_close(lm.model(**a).logits, model(**b).logits)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from vlmrobust import models
+
 BASE_WORDS = (
     "what colour is the object which shape how many objects are there where left right above below "
     "of a an this is red green blue yellow circle square triangle star one two three four five yes no "
@@ -67,22 +69,6 @@ def _llama_text(vocab: int, hidden: int = 48, layers: int = 2, **kw):
 
     return LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, **kw)
-
-
-def image_only(processor_cls):
-    """``processor_cls`` without its video processor (video processors need torchvision, absent here).
-
-    Image handling, including the image-token expansion, is the class's own.
-    """
-
-    class ImageOnly(processor_cls):
-        @classmethod
-        def get_attributes(cls):
-            return ["image_processor", "tokenizer"]
-
-    ImageOnly.__name__ = processor_cls.__name__
-    ImageOnly.__qualname__ = processor_cls.__qualname__
-    return ImageOnly
 
 
 def _seed(seed: int) -> None:
@@ -160,7 +146,7 @@ def tiny_qwen2_vl(extra_texts: Iterable[str] = (), seed: int = 0):
     tok = word_tokenizer(specials, extra_texts, eos="<|endoftext|>")
     ip = Qwen2VLImageProcessorPil(min_pixels=16 * 16, max_pixels=48 * 48, patch_size=8, merge_size=2,
                                   temporal_patch_size=2)
-    proc = image_only(Qwen2VLProcessor)(image_processor=ip, tokenizer=tok, video_processor=None, chat_template=QWEN_TEMPLATE)
+    proc = models.image_only(Qwen2VLProcessor)(image_processor=ip, tokenizer=tok, video_processor=None, chat_template=QWEN_TEMPLATE)
     ids = {t: tok.convert_tokens_to_ids(t) for t in specials}
     cfg = Qwen2VLConfig(
         vision_config=dict(depth=2, embed_dim=32, hidden_size=48, num_heads=4, mlp_ratio=2, patch_size=8,
@@ -221,7 +207,7 @@ def tiny_llava_onevision(extra_texts: Iterable[str] = (), seed: int = 0):
     pinpoints = [[32, 32], [32, 64], [64, 32], [64, 64]]
     ip = LlavaOnevisionImageProcessorPil(size={"height": 32, "width": 32}, image_grid_pinpoints=pinpoints)
     template = QWEN_TEMPLATE.replace("<|vision_start|><|image_pad|><|vision_end|>", "<image>\n")
-    proc = image_only(LlavaOnevisionProcessor)(image_processor=ip, tokenizer=tok, num_image_tokens=16,
+    proc = models.image_only(LlavaOnevisionProcessor)(image_processor=ip, tokenizer=tok, num_image_tokens=16,
                                                vision_feature_select_strategy="full", chat_template=template,
                                                vision_aspect_ratio="anyres_max_9")
     cfg = LlavaOnevisionConfig(

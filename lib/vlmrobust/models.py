@@ -51,6 +51,7 @@ __all__ = [
     "load",
     "default_method",
     "fingerprint",
+    "image_only",
 ]
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -376,7 +377,12 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
             kwargs["local_files_only"] = True
     torch_dtype = _resolve_dtype(dtype)
     try:
-        processor = AutoProcessor.from_pretrained(str(where), **kwargs)
+        try:
+            processor = AutoProcessor.from_pretrained(str(where), **kwargs)
+        except (OSError, ValueError, ImportError) as exc:
+            if "video processor" not in str(exc).lower():
+                raise
+            processor = _image_only_processor(str(where), kwargs)
         model = AutoModelForImageTextToText.from_pretrained(
             str(where), **kwargs, **({"dtype": torch_dtype} if torch_dtype is not None else {})
         )
@@ -397,6 +403,40 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
     return LoadedModel(model=model, processor=processor, tokenizer=tokenizer, answer_format=fmt,
                        model_id=model_id, revision=revision, name=Path(raw).name if source != "hub" else raw,
                        source=source)
+
+
+def image_only(processor_cls: type) -> type:
+    """``processor_cls`` without its video processor, for machines without torchvision.
+
+    Qwen2-VL and LLaVA-OneVision processors carry a video processor that needs
+    torchvision; images do not. The subclass keeps the class's own image
+    handling (image-token expansion included) and its name.
+    """
+
+    class ImageOnly(processor_cls):  # type: ignore[misc, valid-type]
+        @classmethod
+        def get_attributes(cls) -> list[str]:
+            return [a for a in super().get_attributes() if "video" not in a]
+
+    ImageOnly.__name__ = processor_cls.__name__
+    ImageOnly.__qualname__ = processor_cls.__qualname__
+    return ImageOnly
+
+
+def _image_only_processor(where: str, kwargs: dict) -> Any:
+    """Load a processor whose video processor cannot be built here (no torchvision)."""
+    import transformers
+    from huggingface_hub import hf_hub_download
+
+    local = Path(where) / "processor_config.json"
+    if not local.is_file():
+        local = Path(hf_hub_download(where, "processor_config.json", revision=kwargs.get("revision"),
+                                     local_files_only=bool(kwargs.get("local_files_only"))))
+    name = json.loads(local.read_text()).get("processor_class")
+    cls = getattr(transformers, str(name), None)
+    if cls is None:
+        raise ValueError(f"unknown processor_class {name!r} in {local}")
+    return image_only(cls).from_pretrained(where, **kwargs)
 
 
 def _folder_revision(folder: Path) -> str:
