@@ -43,7 +43,9 @@ def _load(name: str | None, texts: list[str]):
     from vlmrobust import models
 
     if name is None and models.zoo_names():
-        name = models.zoo_names()[0]
+        ranked = sorted(models.zoo_names(), key=lambda n: (models.read_answer_format(models.zoo_dir() / n) != "letters",
+                                                           n not in models.zoo_names("evaluated"), n))
+        name = ranked[0]  # an evaluated organism that answers with letters, if there is one
     if name is not None:
         return models.load(name), name
     sys.path.insert(0, str(REPO / "tests"))  # random-weight builders live with the tests
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", default=None, help="zoo name, folder or hub id (default: first zoo organism)")
     ap.add_argument("--n-per-family", type=int, default=6, help="synthetic items per task family")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the machine may be shared)")
-    ap.add_argument("--batch-size", type=int, default=4, help="letter/loglik batch (4 is fastest on one CPU thread)")
+    ap.add_argument("--batch-size", type=int, default=8, help="letter/loglik batch size")
     ap.add_argument("--max-new-tokens", type=int, default=8, help="generation budget of (a)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -146,7 +148,14 @@ def main(argv: list[str] | None = None) -> None:
 
     letter_arg = [score.argmax_low(r.probs) for r in letter]
     gen_parsed = [g for g in gen if g is not None]
-    agree_gen = np.mean([g == a for g, a in zip(gen, letter_arg, strict=True) if g is not None]) if gen_parsed else float("nan")
+    ll_arg = [score.argmax_low(r.scores) for r in ll]
+    own = letter_arg if lm.answer_format == "letters" else ll_arg  # the model's own scoring method
+
+    def agree(xs, ys):
+        pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x is not None]
+        return float(np.mean([x == y for x, y in pairs])) if pairs else float("nan")
+
+    agree_gen, agree_gen_own = agree(gen, letter_arg), agree(gen, own)
     agree_full = np.mean([score.argmax_low(f) == a for f, a in zip(full_letters, letter_arg, strict=True)])
     max_diff = max(float(np.max(np.abs(np.asarray(r.scores) - f))) for r, f in zip(ll, full_text, strict=True))
     agree_ll = np.mean([score.argmax_low(r.scores) == score.argmax_low(f) for r, f in zip(ll, full_text, strict=True)])
@@ -167,6 +176,8 @@ def main(argv: list[str] | None = None) -> None:
           f"vs (b): {t_full_letters / t_letter:6.1f}x")
     print(f"  same argmax as (a): {agree_gen:.3f} of {len(gen_parsed)} parsed answers "
           f"({n - len(gen_parsed)} unparsed of {n}); as (b): {agree_full:.3f}")
+    if lm.answer_format != "letters":
+        print(f"  (a) against the model's own method (loglik, it answers with option text): {agree_gen_own:.3f}")
     print("\nshared-prefix log-likelihood vs (b) one full forward per option (option texts):")
     print(row("loglik (shared prefix + KV cache)", t_ll))
     print(row("(b) full forward per option", t_full_text))
