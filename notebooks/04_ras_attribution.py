@@ -165,18 +165,27 @@ display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "
 # ### Fig. 4 — the four sign regimes, drawn from the data
 #
 # Each panel shows one pair's clean and corrupted option distributions (ground truth marked ✓). For each
-# regime the pair shown is the one deepest inside it: the largest $\min(|\Delta\mathcal S|, |\Delta\mathcal C|)$.
+# regime the pair shown is the one deepest inside it (the largest $\min(|\Delta\mathcal S|, |\Delta\mathcal C|)$)
+# among pairs whose correctness states match the regime's usual reading: still correct for weakened support,
+# wrong after corruption for overconfident degradation, corrected for hesitant support, correct after corruption
+# for supported improvement (any state when none matches). Eq. 9 alone does not look at the answer path: a
+# correct but unsure answer that turns into a moderately confident wrong one also *improves* alignment.
 # *Weakened support* (ΔC > 0, ΔS > 0), *overconfident degradation* (ΔC > 0, ΔS < 0), *hesitant support*
 # (ΔC < 0, ΔS > 0), *supported improvement* (ΔC < 0, ΔS < 0).
 
 # %%
 REGIME_TITLES = {"worse-flatter": "weakened support", "worse-sharper": "overconfident degradation",
                  "better-flatter": "hesitant support", "better-sharper": "supported improvement"}
+REGIME_STATES = {"worse-flatter": ["cc"], "worse-sharper": ["cw", "ww"], "better-flatter": ["wc"],
+                 "better-sharper": ["wc", "cc"]}
+state_str = pairs["state"].astype(str).to_numpy()
 regime = metrics.regime_of(pairs["dS"].to_numpy(), pairs["dC"].to_numpy(), boundary_tol)
 depth = np.minimum(pairs["dS"].abs().to_numpy(), pairs["dC"].abs().to_numpy())
 fig, axes = plt.subplots(1, 4, figsize=(11, 2.7))
 for ax, (code, name) in zip(axes, enumerate(metrics.REGIMES[:4]), strict=True):
-    idx = np.flatnonzero(regime == code)
+    idx = np.flatnonzero((regime == code) & np.isin(state_str, REGIME_STATES[name]))
+    if not len(idx):
+        idx = np.flatnonzero(regime == code)
     ax.set_title(REGIME_TITLES[name], fontsize=9)
     if not len(idx):
         ax.text(0.5, 0.5, "no pair in this regime", ha="center", transform=ax.transAxes)
@@ -189,7 +198,7 @@ for ax, (code, name) in zip(axes, enumerate(metrics.REGIMES[:4]), strict=True):
     ax.bar(x + 0.2, p1, 0.4, label=f"{row['perturbation']} s{row['level']}", color="#D55E00")
     ax.set_xticks(x, [("✓" if k == row["answer_idx"] else "") + "ABCDE"[k] for k in x])
     ax.set_ylim(0, 1)
-    ax.set_xlabel(f"ΔS={row['dS']:+.2f}  ΔC={row['dC']:+.2f}  RAS={row['RAS']:+.2f}", fontsize=8)
+    ax.set_xlabel(f"{row['state']}: ΔS={row['dS']:+.2f}  ΔC={row['dC']:+.2f}  RAS={row['RAS']:+.2f}", fontsize=8)
     ax.legend(fontsize=7, loc="upper right")
 axes[0].set_ylabel("probability")
 fig.suptitle("Fig. 4 · clean vs corrupted option distributions in the four (ΔS, ΔC) regimes", fontsize=10)
