@@ -74,7 +74,9 @@ def _text_probs(model: Any, processor: Any, prompts: list[str], images: list[np.
             ims.append(images[i])
             owner.append((i, k))
     enc = processor(images=ims, text=[p + c for p, c in rows], return_tensors="pt", padding=True)
-    n_prompt = [len(processor(images=[ims[j]], text=[rows[j][0]])["input_ids"][0]) for j in range(len(rows))]
+    n_img = int((enc["input_ids"][0] == processor.image_token_id).sum())
+    expanded = [p.replace(processor.image_token, processor.image_token * n_img) for p, _ in rows]
+    n_prompt = [len(x) for x in tok(expanded, add_special_tokens=False)["input_ids"]]
     with torch.no_grad():
         logp = torch.log_softmax(model(**enc).logits.float(), -1)
     total = enc["attention_mask"].sum(1)
@@ -191,17 +193,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vlmrobust.train.evaluate")
     ap.add_argument("names", nargs="*", help="zoo names (default: all)")
     ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--from-runs", action="store_true",
+                    help="read the scores saved by training (runs/<name>/heldout_scores.parquet) instead of scoring")
     args = ap.parse_args(argv)
     import torch
+
+    from .trainer import runs_root
 
     torch.set_num_threads(1)
     names = args.names or models.zoo_names()
     all_scores = {}
     for n in names:
-        lm = models.load(n)
-        sc = evaluate(lm.model, lm.processor, lm.answer_format, n_total=args.n)
+        if args.from_runs:
+            sc = pd.read_parquet(runs_root() / n / "heldout_scores.parquet")
+        else:
+            lm = models.load(n)
+            sc = evaluate(lm.model, lm.processor, lm.answer_format, n_total=args.n)
         all_scores[n] = sc
-        print(n, lm.answer_format, json.dumps(summarise(sc)), flush=True)
+        print(n, json.dumps(summarise(sc)), flush=True)
     if len(all_scores) > 1:
         print(agreement(all_scores).round(3).to_string())
     return 0

@@ -50,7 +50,11 @@ class StreamSpec:
     generated with an abstain option; ``image_dropout`` blanks that share of
     images (answers must then come from language priors); ``corrupt_prob`` and
     ``corrupt_max_level`` augment images with random corruptions; ``distance``
-    (metres, near and far) narrows the objects' distances (None: synth's default).
+    (metres, near and far) narrows the objects' distances (None: synth's default);
+    ``text_only`` drops the image from the prompt (a text-only user turn, no pixels):
+    short sequences for teaching the language model to find a value among
+    lettered options; ``prompt_loss`` > 0 also trains next-token prediction on the
+    prompt's text tokens (dense language-model signal), weighted by that factor.
     """
 
     families: tuple[str, ...]
@@ -66,6 +70,8 @@ class StreamSpec:
     size: int = 64
     probe: bool = False
     distance: tuple[float, float] | None = None
+    text_only: bool = False
+    prompt_loss: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.families:
@@ -99,15 +105,16 @@ class Encoder:
         self.n_image_tokens = n_image_tokens
         self.end_id = self.tok.token_to_id("<|end|>")
         self.pad_id = self.tok.token_to_id("[PAD]")
+        self.image_id = self.tok.token_to_id("<image>")
         self.unk_id = self.tok.token_to_id("[UNK]")
         self.letter_ids = [self.tok.token_to_id(c) for c in "ABCDE"]
 
     @staticmethod
-    def render(text: str) -> str:
-        return f"[BOS]<|user|>\n<image>\n{text}<|end|>\n<|assistant|>\n"
+    def render(text: str, image: bool = True) -> str:
+        return f"[BOS]<|user|>\n{'<image>' + chr(10) if image else ''}{text}<|end|>\n<|assistant|>\n"
 
-    def prompt_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        rendered = [self.render(t).replace("<image>", "<image>" * self.n_image_tokens) for t in texts]
+    def prompt_ids(self, texts: Sequence[str], image: bool = True) -> list[list[int]]:
+        rendered = [self.render(t, image).replace("<image>", "<image>" * self.n_image_tokens) for t in texts]
         return [e.ids for e in self.tok.encode_batch(rendered, add_special_tokens=False)]
 
     def word_ids(self, texts: Sequence[str]) -> list[list[int]]:
@@ -233,19 +240,29 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
                 j += 1
         batch.update(question_ids=qa, option_ids=oa)
         return batch
-    p_ids = enc.prompt_ids(texts)
+    p_ids = enc.prompt_ids(texts, image=not spec.text_only)
     t_ids = [t + [enc.end_id] for t in enc.word_ids(targets)]
     L = max(len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False))
     ids = np.full((spec.batch, L), enc.pad_id, np.int64)
     labels = np.full((spec.batch, L), -100, np.int64)
     first = np.zeros(spec.batch, np.int64)
+    plabels = np.full((spec.batch, L), -100, np.int64)
     for i, (p, t) in enumerate(zip(p_ids, t_ids, strict=False)):
         ids[i, : len(p) + len(t)] = p + t
         labels[i, len(p): len(p) + len(t)] = t
+        if spec.prompt_loss > 0:
+            pl = np.array(p[1:], np.int64)
+            pl[pl == enc.image_id] = -100
+            plabels[i, 1: len(p)] = pl
         first[i] = len(p) - 1  # the position whose next-token logits give the first answer token
     if (ids == enc.unk_id).any():
         bad = [texts[i] + " -> " + targets[i] for i in np.nonzero((ids == enc.unk_id).any(1))[0][:3]]
         raise ValueError(f"unknown words in training text (vocabulary incomplete): {bad}")
+    if spec.text_only:
+        batch["images"] = None
+    if spec.prompt_loss > 0:
+        batch["prompt_labels"] = plabels
+        batch["prompt_weight"] = float(spec.prompt_loss)
     batch.update(input_ids=ids, labels=labels, first=first,
                  attention_mask=(np.arange(L)[None, :] < np.array([len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False)])[:, None]).astype(np.int64))
     return batch

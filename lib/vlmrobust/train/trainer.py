@@ -124,13 +124,18 @@ def lm_loss(model: Any, batch: dict, letter_ids: list[int]) -> tuple[Any, dict]:
 
     ids = torch.from_numpy(batch["input_ids"])
     labels = torch.from_numpy(batch["labels"])
-    out = model.model(input_ids=ids, pixel_values=pixel_values(batch["images"]),
+    pix = pixel_values(batch["images"]) if batch.get("images") is not None else None
+    out = model.model(input_ids=ids, pixel_values=pix,
                       attention_mask=torch.from_numpy(batch["attention_mask"]))
     h = out.last_hidden_state
     tgt = labels[:, 1:]
     sel = tgt != -100
     logits = model.lm_head(h[:, :-1][sel])
     loss = F.cross_entropy(logits, tgt[sel])
+    if "prompt_labels" in batch:
+        ptgt = torch.from_numpy(batch["prompt_labels"])[:, 1:]
+        psel = ptgt != -100
+        loss = loss + batch["prompt_weight"] * F.cross_entropy(model.lm_head(h[:, :-1][psel]), ptgt[psel])
     with torch.no_grad():
         first = torch.from_numpy(batch["first"])
         b = torch.arange(ids.shape[0])
