@@ -58,8 +58,9 @@ def test_loads_offline_through_auto_classes_without_missing_weights(name, monkey
     assert len(set(ids)) == 5
     fmt = models.read_answer_format(folder)
     assert fmt == _front(name)["answer_format"]
-    if json.loads((folder / "vlmrobust.json").read_text())["role"] == "evaluated":
-        assert fmt == "letters"
+    if json.loads((folder / "vlmrobust.json").read_text())["role"] == "evaluated" and fmt != "letters":
+        # allowed only as the documented fallback: the card says why it answers with text
+        assert "did not bind" in (folder / "README.md").read_text(), name
 
 
 @pytest.mark.parametrize("name", NAMES)
