@@ -18,6 +18,7 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import torch
 from IPython.display import display
 
 from vlmrobust import corrupt, data, figures, models, params, paths, repro, score, sweep, synth
@@ -35,7 +36,8 @@ manifest: str = "default"  # corruption manifest (corrupt.manifest_names()): per
 perturbations: list = []  # keep only these perturbations of the manifest (empty keeps all)
 method: str = "default"  # sweep scoring method: default (each model's own), letter, loglik or loglik_norm
 template: str = "vlmrobust"  # prompt template (models.TEMPLATES)
-batch_size: int = 4  # items per forward pass
+batch_size: int = 8  # items per forward pass
+torch_threads: int = 1  # torch threads while scoring (1 on shared machines; more threads can be much slower there)
 agreement_items: int = 45  # items scored by all three methods (letter, log-likelihood, sampling)
 agreement_condition: str = "gaussian_noise:3"  # corrupted condition of the method comparison, "name:level"
 n_samples: int = 20  # answers sampled per item for the sampling estimate
@@ -59,6 +61,7 @@ if perturbations:
 method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
 template = params.check("template", template, str, choices=sorted(models.TEMPLATES))
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
 agreement_items = params.check("agreement_items", agreement_items, int, lo=1, hi=100_000)
 agreement_condition = params.check("agreement_condition", agreement_condition, str)
 n_samples = params.check("n_samples", n_samples, int, lo=1, hi=10_000)
@@ -81,6 +84,7 @@ AGREE_LEVEL = params.check("agreement_condition level", int(_level) if _level.is
                            choices=list(corrupt.info(AGREE_NAME).levels))
 METHODS = None if method == "default" else [method]
 repro.seed_everything(seed)
+torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
 
 # %% [markdown]
@@ -137,14 +141,13 @@ print("prompt of the first item:\n" + models.build_prompt(loaded[MODELS[0]].proc
 
 # %%
 spec = sweep.SweepSpec(models=MODELS, items=items, conditions=CONDITIONS, methods=METHODS, template=template,
-                       seed=seed, batch_size=batch_size)
+                       seed=seed, batch_size=batch_size, torch_threads=torch_threads)
 client = cluster = None
 if executor == "dask":
     from dask.distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
     client = Client(cluster)
-    spec.torch_threads = 1
 result = sweep.run_sweep(spec, OUT / "sweep", executor=executor, client=client)
 if client is not None:
     client.close()
