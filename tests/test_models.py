@@ -167,7 +167,7 @@ def test_zoo_names_filter_by_role(tmp_path, monkeypatch):
         if role:
             (tmp_path / name / "vlmrobust.json").write_text(json.dumps({"answer_format": "letters", "role": role}))
     (tmp_path / "not-a-model").mkdir()
-    monkeypatch.setattr(models, "zoo_dir", lambda: tmp_path)
+    monkeypatch.setattr(models.loading, "zoo_dir", lambda: tmp_path)
     assert models.zoo_names() == ["a", "b", "c"]
     assert models.zoo_names("evaluated") == ["a", "c"]
     assert models.zoo_names("selector") == ["b"]
