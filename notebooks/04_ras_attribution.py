@@ -13,7 +13,6 @@
 #   model organisms show the paper's patterns.
 
 # %%
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -32,7 +31,7 @@ figures.use_style()
 
 # %% tags=["parameters"]
 source: str = "zoo"  # predictions from: zoo (score models with the sweep engine) or simulate (no model)
-models: list[str] = []  # zoo names, model folders or hub ids (empty: every zoo organism whose role is "evaluated")
+models: list[str] = []  # zoo names, model folders or hub ids (empty: every organism in the zoo)
 items_tsv: str = ""  # VLMEvalKit-style multiple-choice TSV, relative to the repository root (empty: synthetic items)
 perturbations: list[str] = []  # corruptions (empty: the ImageNet-C part of corrupt.default_sweep())
 levels: list[int] = [1, 2, 3, 4, 5]  # severities (trajectories need all of them)
@@ -70,14 +69,9 @@ sim_models = params.check("sim_models", sim_models, int, lo=1, hi=26)
 sim_items = params.check("sim_items", sim_items, int, lo=2, hi=1_000_000)
 
 
-def _role(name: str) -> str:
-    meta = vlm_models.zoo_dir() / name / "vlmrobust.json"
-    return json.loads(meta.read_text()).get("role", "evaluated") if meta.is_file() else "evaluated"
-
-
 if source == "zoo":
     ZOO = vlm_models.zoo_names()
-    models = params.check_list("models", models, str, min_len=0) or [m for m in ZOO if _role(m) == "evaluated"] or ZOO
+    models = params.check_list("models", models, str, min_len=0) or ZOO
     if not models:
         raise params.ParameterError("parameter 'models' is empty and the zoo has no organism; name model folders or "
                                     "hub ids, or use source='simulate'")
@@ -93,6 +87,8 @@ OUT = paths.results_dir(NB_ID)
 COLORS = figures.model_colors(models)
 repro.seed_everything(seed)
 print(f"source={source}; models={models}\nperturbations={perturbations} at levels {levels}")
+if source == "zoo":  # selector organisms were built for notebook 01, evaluated ones for notebooks 03-07
+    print("evaluated organisms:", [m for m in models if m in vlm_models.zoo_names(role="evaluated")])
 
 # %% [markdown]
 # ## The predictions table
