@@ -176,3 +176,14 @@ def test_model_builds_from_spec(tok):
     assert all(torch.equal(a, b) for a, b in zip(m.parameters(), m2.parameters(), strict=False))
     assert m.config.image_token_id == tok.convert_tokens_to_ids("<image>")
     assert m.lm_head.weight.data_ptr() == m.model.language_model.embed_tokens.weight.data_ptr()
+
+
+def test_all_configs_put_parents_first():
+    from vlmrobust.train.__main__ import all_configs
+
+    names = all_configs()
+    assert {"tiny-letters", "tiny-aug", "sel-text"} <= set(names)
+    for n in names:
+        init = load_config(n).init
+        if init and init["from"] in names:
+            assert names.index(init["from"]) < names.index(n)

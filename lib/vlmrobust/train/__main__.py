@@ -7,15 +7,45 @@ import json
 import sys
 
 
+def all_configs() -> list[str]:
+    """Committed evaluated and selector configs, ordered so that every ``init.from`` parent comes first."""
+    from .config import config_dir, load_config
+
+    cfgs = {p.stem: load_config(p.stem) for p in sorted(config_dir().glob("*.yaml"))}
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        init = cfgs[name].init
+        if init:
+            visit(init["from"])
+        order.append(name)
+
+    for name in cfgs:
+        visit(name)
+    return [n for n in order if cfgs[n].role in ("evaluated", "selector")]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vlmrobust.train", description=__doc__)
-    ap.add_argument("config", help="a config file or the name of a committed config (lib/vlmrobust/train/configs)")
+    ap.add_argument("config", nargs="?", help="a config file or the name of a committed config (lib/vlmrobust/train/configs)")
+    ap.add_argument("--all", action="store_true",
+                    help="every committed evaluated and selector config, parents before children")
     ap.add_argument("--runs", default=None, help="training-runs folder (default <repo>/runs)")
     ap.add_argument("--out", default=None, help="export folder (default lib/vlmrobust/zoo/<name>)")
     ap.add_argument("--no-export", action="store_true", help="train only")
     ap.add_argument("--eval-n", type=int, default=1000, help="held-out items for the model card (0: skip)")
     ap.add_argument("--inline-data", action="store_true", help="build batches in the trainer process")
     args = ap.parse_args(argv)
+    if args.all == bool(args.config):
+        ap.error("give either a config or --all")
+    if args.all:
+        for name in all_configs():
+            rc = main([name] + [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--all"])
+            if rc:
+                return rc
+        return 0
 
     from .card import export, write_card
     from .evaluate import HELDOUT_SEED, evaluate, summarise
