@@ -17,9 +17,10 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import yaml
 from IPython.display import display
 
-from vlmrobust import figures, params, paths, repro, synth
+from vlmrobust import data, figures, models, params, paths, repro, score, synth
 from vlmrobust.synth import camera
 
 NB_ID = "00_embedded_default"
@@ -33,6 +34,9 @@ gallery_per_family: int = 6  # example images per family in the gallery
 distance_near: float = 3.0  # nearest object distance in metres
 distance_far: float = 40.0  # farthest object distance in metres
 abstain: str = "none"  # abstain option appended to every item: none, unclear or dont_know
+organisms: list = ["zoo"]  # zoo organisms to show; "zoo" selects every one
+n_heldout: int = 20  # held-out items per family scored by every organism
+heldout_seed: int = 424242  # seed of the held-out items (no training run uses it)
 
 # %%
 seed = params.check("seed", seed, int, lo=0)
@@ -43,6 +47,11 @@ distance_near = params.check("distance_near", distance_near, float, lo=0.5, hi_o
 distance_far = params.check("distance_far", distance_far, float, lo=distance_near, lo_open=True, hi=1000.0)
 abstain = params.check("abstain", abstain, str, choices=["none", *synth.ABSTAIN_TEXTS])
 ABSTAIN = None if abstain == "none" else abstain
+ZOO = models.zoo_names()
+organisms = params.check_list("organisms", organisms, str, choices=["zoo", *ZOO])
+ORGANISMS = ZOO if "zoo" in organisms else organisms
+n_heldout = params.check("n_heldout", n_heldout, int, lo=1, hi=10_000)
+heldout_seed = params.check("heldout_seed", heldout_seed, int, lo=0)
 DISTANCE = (distance_near, distance_far)
 repro.seed_everything(seed)
 OUT = paths.results_dir(NB_ID)
@@ -199,14 +208,125 @@ figures.save(fig, NB_ID, "item-balance")
 plt.show()
 
 # %% [markdown]
+# ## The model organisms
+#
+# Each organism is a small LLaVA (`LlavaForConditionalGeneration`): a CLIP-style ViT vision tower over
+# 8-px patches of the 64 × 64 image, a two-layer projector that turns each patch feature into a token,
+# and a Llama-style decoder with a word-level tokenizer whose letters A–E are single tokens. Its processor
+# carries a chat template, so it loads and is prompted through `AutoModelForImageTextToText` /
+# `AutoProcessor` like any real VLM. `vlmrobust.train` trains them in stages on fresh synthetic items:
+# the vision tower alone first (a probe head reads its patch features), then projector and language model
+# on open answers, then the letter curriculum (a text-only lookup task, hinted questions, hints faded out).
+# Their cards (`lib/vlmrobust/zoo/<name>/README.md`) hold the configs; the table below is read from them.
+
+# %%
+cards = []
+for name in ORGANISMS:
+    folder = models.zoo_dir() / name
+    text = (folder / "README.md").read_text()
+    front = yaml.safe_load(text.split("---")[1])
+    cards.append({"organism": name, "role": front["role"], "answer format": front["answer_format"],
+                  "parameters": front["parameters"], "seed": front["seed"],
+                  "MB": round(sum(p.stat().st_size for p in folder.glob("*.safetensors")) / 2**20, 2)})
+cards = pd.DataFrame(cards).set_index("organism")
+display(cards)
+
+# %% [markdown]
+# ### Training curves
+#
+# Loss per stage from each organism's `train_log.csv` (stages inherited from a parent run are included;
+# the dashed lines mark stage changes of the first organism).
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 3.2))
+for i, name in enumerate(ORGANISMS):
+    log = pd.read_csv(models.zoo_dir() / name / "train_log.csv")
+    x = np.arange(len(log))
+    ax.plot(x, log["loss"].rolling(5, min_periods=1).mean(), lw=0.9, label=name,
+            color=figures.PALETTE[i % len(figures.PALETTE)])
+    if i == 0:
+        for j in np.flatnonzero(log["stage"].ne(log["stage"].shift()).to_numpy())[1:]:
+            ax.axvline(j, color="grey", ls="--", lw=0.6)
+            ax.text(j, ax.get_ylim()[1], log["stage"].iloc[j], fontsize=6, rotation=90, va="top")
+ax.set(xlabel="logged step (every 20 optimiser steps)", ylabel="training loss (rolling mean)",
+       title="training curves")
+ax.legend(ncols=4, fontsize=7)
+figures.save(fig, NB_ID, "training-curves")
+plt.show()
+
+# %% [markdown]
+# ### Clean accuracy on held-out items
+#
+# Every organism scores the same fresh items (a seed no training run uses) in its own answer format:
+# letter organisms by the softmax over the letter logits (Bench-C §V-A), text organisms by the
+# log-likelihood of each option's text (seed 002 §3.1). Chance is 0.25 for four options, 0.5 for yes/no.
+
+# %%
+held = synth.generate(n_heldout, heldout_seed, size=64)
+held_images = [data.load_image(r) for r in held["image_ref"]]
+preds = []
+for name in ORGANISMS:
+    lm = models.load(name)
+    preds.append(score.predict(lm, held, held_images, model_name=name, batch_size=32))
+preds = pd.concat(preds, ignore_index=True)
+acc = preds.pivot_table(index="model", columns="task", values="correct", aggfunc="mean")[fams]
+acc["all"] = preds.groupby("model")["correct"].mean()
+display(acc.round(3))
+fig, ax = plt.subplots(figsize=(8, 0.45 * len(acc) + 1.2))
+im = ax.imshow(acc.to_numpy(), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+ax.set_xticks(range(acc.shape[1]), acc.columns, rotation=30)
+ax.set_yticks(range(len(acc)), acc.index)
+ax.grid(False)
+for (r, c), v in np.ndenumerate(acc.to_numpy()):
+    ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black")
+fig.colorbar(im, ax=ax, label="accuracy")
+ax.set_title(f"clean held-out accuracy ({n_heldout} items per family)")
+figures.save(fig, NB_ID, "organism-accuracy")
+plt.show()
+
+# %% [markdown]
+# ### Example predictions
+#
+# The full option distribution each organism gives for a few held-out questions (the correct option in
+# bold); the distributions, not only their argmax, are what the later notebooks analyse.
+
+# %%
+examples = held.groupby("task").head(1).head(4)
+fig, axes = plt.subplots(len(examples), 2, figsize=(8, 2.0 * len(examples)), gridspec_kw={"width_ratios": [1, 3]})
+axes = np.atleast_2d(axes)
+for r, (_, row) in enumerate(examples.iterrows()):
+    axes[r, 0].imshow(data.load_image(row["image_ref"]))
+    axes[r, 0].set_xticks([])
+    axes[r, 0].set_yticks([])
+    axes[r, 0].grid(False)
+    axes[r, 0].set_title(row["question"], fontsize=7, loc="left")
+    sub = preds[preds["item_id"] == row["item_id"]]
+    k = len(row["options"])
+    width = 0.8 / max(len(sub), 1)
+    for i, (_, p) in enumerate(sub.iterrows()):
+        axes[r, 1].bar(np.arange(k) + i * width, p["probs"], width=width, label=p["model"],
+                       color=figures.PALETTE[i % len(figures.PALETTE)])
+    axes[r, 1].set_xticks(np.arange(k) + 0.4 - width / 2, row["options"], fontsize=7)
+    axes[r, 1].get_xticklabels()[row["answer_idx"]].set_fontweight("bold")
+    axes[r, 1].set_ylim(0, 1)
+    axes[r, 1].set_ylabel("probability")
+axes[0, 1].legend(ncols=4, fontsize=6)
+fig.tight_layout()
+figures.save(fig, NB_ID, "example-predictions")
+plt.show()
+
+# %% [markdown]
 # ## Results
 #
-# The item table (one row per question, the schema every notebook shares), the balance table and an
-# environment snapshot go to `results/00_embedded_default/`.
+# The item table (one row per question, the schema every notebook shares), the balance table, the
+# organisms' held-out predictions and accuracy, and an environment snapshot go to
+# `results/00_embedded_default/`.
 
 # %%
 items.drop(columns=["K", "answer_letter", "answer_text"]).to_parquet(OUT / "items.parquet", index=False)
 balance.to_csv(OUT / "balance.csv")
 persp.to_csv(OUT / "perspective_check.csv", index=False, float_format="%.6g")
+preds.drop(columns=["logits"]).to_parquet(OUT / "heldout_predictions.parquet", index=False)
+acc.to_csv(OUT / "heldout_accuracy.csv", float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
