@@ -23,6 +23,7 @@ import time
 
 import cv2
 import numpy as np
+
 from vlmrobust import corrupt, synth
 from vlmrobust.corrupt import imagenet_c, weather
 
@@ -80,6 +81,7 @@ _PAIRED = {"gaussian_noise": imagenet_c, "speckle_noise": imagenet_c, "motion_bl
 
 def parity_table(n_images: int = 20, seeds: int = 4) -> None:
     import imagecorruptions
+
     from vlmrobust.corrupt.reference import seeded_global_state
 
     imgs = [synth.make_item(synth.FAMILIES[i % 9], np.random.default_rng(100 + i), size=64 if i % 5 else 224).image

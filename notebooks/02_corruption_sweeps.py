@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
+
 from vlmrobust import corrupt, figures, params, paths, repro, synth
 from vlmrobust.corrupt import physical
 

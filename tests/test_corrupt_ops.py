@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from vlmrobust import corrupt
 from vlmrobust.corrupt import frequency, natural, overlays
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import ndimage
+
 from vlmrobust import corrupt, synth
 from vlmrobust.corrupt import imagenet_c, weather
 from vlmrobust.corrupt.reference import seeded_global_state
@@ -163,6 +164,7 @@ def test_glass_shuffle_copies_like_the_published_loop():
 
 def test_poisson_sampler_matches_the_poisson_law():
     from scipy import stats
+
     from vlmrobust.corrupt import _filters as F
 
     img = np.full((200, 200, 3), 128, np.uint8)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from vlmrobust import corrupt, synth
 from vlmrobust.corrupt import physical, weather
 

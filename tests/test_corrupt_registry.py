@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from vlmrobust import corrupt, synth
 
 ALL = corrupt.names()

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy import ndimage
+
 from vlmrobust import repro, synth
 from vlmrobust.synth import camera, glyphs, raster
 

@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
 from vlmrobust import data, repro, synth
 
 N = 24  # items per family in the shared table
