@@ -25,7 +25,9 @@ import cv2
 import numpy as np
 
 from vlmrobust import corrupt, synth
-from vlmrobust.corrupt import imagenet_c, weather
+from vlmrobust.corrupt.reference import LegacyDraws, replayable
+
+_PAIRED = replayable()  # random types whose draws can be replayed from the reference stream
 
 
 def scene(h: int, w: int) -> np.ndarray:
@@ -55,28 +57,8 @@ def time_pair(img: np.ndarray, name: str, budget: float) -> tuple[float, float]:
     return 1e3 * t_nat / n, 1e3 * t_ref / n
 
 
-class LegacyDraws:
-    """Replays NumPy's legacy global stream through the Generator methods the native code calls."""
-
-    def __init__(self, seed: int):
-        self.rs = np.random.RandomState(seed)
-
-    def random(self, shape=None, dtype=np.float64):
-        return self.rs.random_sample(shape).astype(dtype)
-
-    def standard_normal(self, shape=None, dtype=np.float64):
-        return self.rs.standard_normal(shape).astype(dtype)
-
-    def uniform(self, low, high, size=None):
-        return self.rs.uniform(low, high, size)
-
-    def integers(self, low, high=None, size=None):
-        return self.rs.randint(low, high, size)
 
 
-# random types whose every draw can be replayed from the reference's legacy stream
-_PAIRED = {"gaussian_noise": imagenet_c, "speckle_noise": imagenet_c, "motion_blur": imagenet_c,
-           "elastic_transform": imagenet_c, "snow": weather, "frost": weather, "fog": weather, "spatter": weather}
 
 
 def parity_table(n_images: int = 20, seeds: int = 4) -> None:
@@ -116,7 +98,7 @@ def parity_table(n_images: int = 20, seeds: int = 4) -> None:
                 for sd, im in enumerate(imgs):
                     with seeded_global_state(sd):
                         ref = imagecorruptions.corrupt(im, severity=s, corruption_name=name)
-                    d.append(mad(getattr(_PAIRED[name], name)(im, s, LegacyDraws(sd)), ref))
+                    d.append(mad(_PAIRED[name](im, s, LegacyDraws(sd)), ref))
                 same.append(f"{np.mean(d):.3f}")
         kind = "random" if corrupt.info(name).random else "determ"
         tail = f"   [same draws: {' '.join(same)}]" if same else ""

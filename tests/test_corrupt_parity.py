@@ -17,8 +17,7 @@ import pytest
 from scipy import ndimage
 
 from vlmrobust import corrupt, synth
-from vlmrobust.corrupt import imagenet_c, weather
-from vlmrobust.corrupt.reference import seeded_global_state
+from vlmrobust.corrupt.reference import LegacyDraws, replayable, seeded_global_state
 
 imagecorruptions = pytest.importorskip("imagecorruptions")
 
@@ -105,32 +104,12 @@ def test_frost_psnr_within_half_db_of_reference_per_image_and_photograph(images)
         assert abs(diff) <= 0.5, (s, diff)
 
 
-class LegacyDraws:
-    """A Generator look-alike that replays NumPy's legacy global stream, as the reference draws it."""
-
-    def __init__(self, seed: int):
-        self.rs = np.random.RandomState(seed)
-
-    def random(self, shape=None, dtype=np.float64):
-        return self.rs.random_sample(shape).astype(dtype)
-
-    def standard_normal(self, shape=None, dtype=np.float64):
-        return self.rs.standard_normal(shape).astype(dtype)
-
-    def uniform(self, low, high, size=None):
-        return self.rs.uniform(low, high, size)
-
-    def integers(self, low, high=None, size=None):
-        return self.rs.randint(low, high, size)
-
-
-PAIRED = {"gaussian_noise": imagenet_c, "speckle_noise": imagenet_c, "motion_blur": imagenet_c,
-          "elastic_transform": imagenet_c, "snow": weather, "frost": weather, "fog": weather, "spatter": weather}
+PAIRED = replayable()
 
 
 @pytest.mark.parametrize("name", sorted(PAIRED))
 def test_random_types_equal_reference_given_the_same_draws(images, name):
-    fn = getattr(PAIRED[name], name)
+    fn = PAIRED[name]
     for s in SEVERITIES:
         diffs = []
         for seed, im in enumerate(images):
