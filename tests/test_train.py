@@ -166,6 +166,8 @@ def test_committed_configs_parse():
         assert cfg.name == n
         if cfg.init:
             load_config(cfg.init["from"])
+            if cfg.init.get("vision_from"):
+                assert load_config(cfg.init["vision_from"]).model == cfg.model
 
 
 def test_model_builds_from_spec(tok):
@@ -187,3 +189,60 @@ def test_all_configs_put_parents_first():
         init = load_config(n).init
         if init and init["from"] in names:
             assert names.index(init["from"]) < names.index(n)
+
+
+def test_dense_labels_follow_the_scene():
+    from vlmrobust.synth import COLOURS, SHAPES, SIGN_CHARS
+
+    for fam in ("colour", "count", "text", "chart", "size"):
+        for i in range(4):
+            item = synth.make_item(fam, repro.rng("dense-test", fam, i), size=64)
+            d = st.dense_labels(item, 8)
+            assert {k: v.shape for k, v in d.items()} == {k: (64,) for k in
+                                                          ("colour", "shape", "char", "centre", "extent", "logdepth")}
+            assert np.isfinite(d["logdepth"]).all() and d["logdepth"].max() <= np.log(100.0) + 1e-6
+            visible = [o for o in item.meta["objects"] if o.get("bbox")]
+            assert 1 <= d["centre"].sum() <= len(visible)  # objects may share a centre patch
+            obj = d["shape"] > 0
+            assert ((d["colour"] > 0) == obj).all() and (d["extent"][~obj] == 0).all()
+            assert d["colour"].max() <= len(COLOURS) + 1 and d["shape"].max() <= len(SHAPES) + 2
+            if fam == "text":  # the sign's patches carry its character
+                chars = {SIGN_CHARS[c - 1] for c in d["char"][d["char"] > 0]}
+                assert chars == {item.meta["target_char"]}
+            if fam == "chart":  # every patch with an object is a bar
+                assert set(d["shape"][obj]) == {len(SHAPES) + 2}
+    # a scene without objects (the boxed object itself) would be a bug: colour items label their target colour
+    item = synth.make_item("colour", repro.rng("dense-test", "colour-target"), size=64)
+    d = st.dense_labels(item, 8)
+    names = ("none", *COLOURS, "sign")
+    assert item.options[item.answer_idx] in {names[c] for c in d["colour"][d["colour"] > 0]}
+
+
+def test_dense_stage_trains_and_vision_from_swaps_the_tower(tmp_path, tok):
+    cfg = _tiny_cfg("tiny-dense")
+    cfg["stages"] = [dict(cfg["stages"][0], stream={"families": ["colour", "text"], "batch": 16, "dense": True})]
+    res = train(cfg, runs_dir=tmp_path, inline_data=True, quiet=True, tokenizer=tok)
+    recs = [r for r in res.log if "loss" in r]
+    assert all("acc_dense_colour" in r for r in recs[1:])
+    assert np.mean([r["loss"] for r in recs[-3:]]) < np.mean([r["loss"] for r in recs[:3]])
+    # a child taking its tower from tiny-dense and the rest from another run
+    other = _tiny_cfg("tiny-other")
+    other["stages"] = other["stages"][:1]
+    other["seed"] = 4
+    (tmp_path / "cfgs").mkdir()
+    import yaml
+
+    for c in (cfg, other):
+        (tmp_path / "cfgs" / f"{c['name']}.yaml").write_text(yaml.safe_dump(c))
+    child = dict(_tiny_cfg("tiny-child"), init={"from": str(tmp_path / "cfgs" / "tiny-other.yaml"),
+                                                 "vision_from": str(tmp_path / "cfgs" / "tiny-dense.yaml")})
+    child["stages"] = child["stages"][1:2]
+    child["stages"][0] = dict(child["stages"][0], steps=1, train=["projector"])
+    out = train(child, runs_dir=tmp_path, inline_data=True, quiet=True, tokenizer=tok)
+    donor = torch.load(tmp_path / "tiny-dense" / "stage-vision.pt", weights_only=False)["model"]
+    rest = torch.load(tmp_path / "tiny-other" / "stage-vision.pt", weights_only=False)["model"]
+    sd = out.model.state_dict()
+    vis = [k for k in sd if k.startswith("model.vision_tower.")]
+    assert vis and all(torch.equal(sd[k], donor[k]) for k in vis)
+    emb = "model.language_model.embed_tokens.weight"
+    assert torch.equal(sd[emb], rest[emb]) and not torch.equal(sd[emb], donor[emb])

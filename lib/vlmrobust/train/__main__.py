@@ -20,6 +20,8 @@ def all_configs() -> list[str]:
         init = cfgs[name].init
         if init:
             visit(init["from"])
+            if init.get("vision_from"):
+                visit(init["vision_from"])
         order.append(name)
 
     for name in cfgs:

@@ -13,6 +13,13 @@ option by a dot product with the option's bag-of-words embedding:
 
 trained with cross-entropy on the correct option. The head is discarded after
 the stage; only the tower's weights carry on.
+
+:class:`DenseHead` adds per-patch supervision (stages with ``dense: true``): from
+each patch feature it predicts the colour, shape and sign character of the
+object covering the patch, whether the patch holds an object's centre, the
+object's apparent height and the patch's log distance
+(:func:`vlmrobust.train.stream.dense_labels`). Sixty-four targets per image
+instead of one answer teach the tower to see objects far faster per image.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["VisionProbe"]
+__all__ = ["VisionProbe", "DenseHead", "dense_loss"]
 
 
 class VisionProbe(nn.Module):
@@ -40,6 +47,16 @@ class VisionProbe(nn.Module):
                                   for _ in range(rounds)])
         self.out = nn.Sequential(nn.Linear(width, width), nn.GELU(), nn.Linear(width, width))
         self.opt = nn.Linear(width, width)
+        from .stream import DENSE_CLASSES
+
+        self.dense = DenseHead(vision_width, DENSE_CLASSES)  # built last: older probes' initialisation unchanged
+
+    def load_compatible(self, state: dict) -> None:
+        """Load a state saved before the dense head existed (its weights then keep their initialisation)."""
+        missing, unexpected = self.load_state_dict(state, strict=False)
+        bad = [k for k in missing if not k.startswith("dense.")] + list(unexpected)
+        if bad:
+            raise RuntimeError(f"probe state does not fit: {bad[:5]}")
 
     def _bag(self, ids: torch.Tensor) -> torch.Tensor:
         mask = (ids != 0).float().unsqueeze(-1)
@@ -64,3 +81,46 @@ class VisionProbe(nn.Module):
         logits = torch.einsum("bw,bkw->bk", z, o)
         present = (option_ids != 0).any(-1)
         return logits.masked_fill(~present, float("-inf"))
+
+
+class DenseHead(nn.Module):
+    """Per-patch predictions of the :func:`~vlmrobust.train.stream.dense_labels` targets."""
+
+    def __init__(self, vision_width: int, classes: dict[str, int], width: int = 96) -> None:
+        super().__init__()
+        self.classes = dict(classes)
+        self.body = nn.Sequential(nn.LayerNorm(vision_width), nn.Linear(vision_width, width), nn.GELU())
+        self.out = nn.Linear(width, sum(self.classes.values()) + 3)  # + centre logit, extent, log depth
+
+    def forward(self, patches: torch.Tensor) -> dict[str, torch.Tensor]:
+        z = self.out(self.body(patches))
+        out, i = {}, 0
+        for name, n in self.classes.items():
+            out[name] = z[..., i: i + n]
+            i += n
+        out["centre"], out["extent"], out["logdepth"] = z[..., i], z[..., i + 1], z[..., i + 2]
+        return out
+
+
+def dense_loss(pred: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
+    """Sum of the per-patch losses (cross-entropy, logistic, squared error on object patches and depth).
+
+    Returns the loss and the patch accuracy of the categorical targets on object patches.
+    """
+    import torch.nn.functional as F
+
+    obj = target["shape"] > 0
+    loss = pred["centre"].new_zeros(())
+    stats = {}
+    for name in ("colour", "shape", "char"):
+        logits = pred[name].reshape(-1, pred[name].shape[-1])
+        loss = loss + F.cross_entropy(logits, target[name].reshape(-1))
+        keep = (target[name] > 0) if name == "char" else obj
+        if keep.any():
+            ok = (pred[name].argmax(-1) == target[name])[keep].float()
+            stats[f"dense_{name}"] = (float(ok.sum()), int(ok.numel()))
+    loss = loss + F.binary_cross_entropy_with_logits(pred["centre"], target["centre"].float())
+    if obj.any():
+        loss = loss + 10.0 * F.mse_loss(pred["extent"][obj], target["extent"][obj])
+    loss = loss + 0.25 * F.mse_loss(pred["logdepth"], target["logdepth"])
+    return loss, stats

@@ -32,7 +32,8 @@ import numpy as np
 
 from .. import repro
 
-__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "augment_image", "HINT"]
+__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "augment_image", "HINT", "dense_labels",
+           "DENSE_CLASSES"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text")
 HINT = " Hint: {value}."
@@ -54,7 +55,8 @@ class StreamSpec:
     ``text_only`` drops the image from the prompt (a text-only user turn, no pixels):
     short sequences for teaching the language model to find a value among
     lettered options; ``prompt_loss`` > 0 also trains next-token prediction on the
-    prompt's text tokens (dense language-model signal), weighted by that factor.
+    prompt's text tokens (dense language-model signal), weighted by that factor;
+    ``dense`` adds per-patch targets to probe batches (:func:`dense_labels`).
     """
 
     families: tuple[str, ...]
@@ -72,6 +74,7 @@ class StreamSpec:
     distance: tuple[float, float] | None = None
     text_only: bool = False
     prompt_loss: float = 0.0
+    dense: bool = False
 
     def __post_init__(self) -> None:
         if not self.families:
@@ -151,6 +154,82 @@ def augment_image(image: np.ndarray, name: str, level: int, key: str) -> np.ndar
     return (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
 
 
+def _dense_vocab() -> dict[str, tuple[str, ...]]:
+    from ..synth import COLOURS, SHAPES, SIGN_CHARS
+
+    return {"colour": ("none", *COLOURS, "sign"), "shape": ("none", *SHAPES, "sign", "bar"),
+            "char": ("none", *SIGN_CHARS)}
+
+
+DENSE_CLASSES: dict[str, int] = {k: len(v) for k, v in _dense_vocab().items()}
+"""Classes of each categorical per-patch target of :func:`dense_labels` (0 = no object)."""
+
+
+def dense_labels(item: Any, grid: int) -> dict[str, np.ndarray]:
+    """Per-patch targets of one synthetic item for dense vision pre-training.
+
+    The image is cut into ``grid x grid`` patches (the tower's patches, row-major
+    like its tokens). Each object of ``item.meta["objects"]`` owns the pixels of
+    its bounding box that carry its own flat colour (shapes and bars: the palette
+    colour; signs: board or ink), so the masks are exact and occlusion is
+    respected. A patch is labelled with the object owning most of its pixels when
+    that is at least a quarter of the patch, else "none". Targets per patch:
+
+    * ``colour`` (none, 6 palette colours, sign), ``shape`` (none, 5 shapes, sign,
+      bar) and ``char`` (none, the sign characters);
+    * ``centre`` - 1 where the patch holds the centre of an object's box (one
+      patch per visible object: counting);
+    * ``extent`` - the owning object's box height as a fraction of the image
+      (apparent size, bar height), 0 on "none" patches;
+    * ``logdepth`` - the mean of log ray distance (metres, capped at 100) over the patch.
+    """
+    from ..synth import COLOURS
+    from ..synth.raster import SIGN_BOARD_RGB, SIGN_INK_RGB
+
+    voc = _dense_vocab()
+    img = np.asarray(item.image)
+    size = img.shape[0]
+    ps = size // grid
+    owner = np.full((size, size), -1, np.int64)
+    objs = item.meta["objects"]
+    order = sorted(range(len(objs)), key=lambda k: -float(objs[k].get("z_m", 0.0)))
+    for k in order:
+        o = objs[k]
+        if not o.get("bbox"):
+            continue
+        x0, y0, x1, y1 = o["bbox"]
+        sub = img[y0:y1, x0:x1]
+        if o["kind"] == "sign":
+            m = np.all(sub == SIGN_BOARD_RGB, -1) | np.all(sub == SIGN_INK_RGB, -1)
+        else:
+            m = np.all(sub == COLOURS[o["colour"]], -1)
+        owner[y0:y1, x0:x1][m] = k
+    cells = owner.reshape(grid, ps, grid, ps).transpose(0, 2, 1, 3).reshape(grid * grid, ps * ps)
+    n = grid * grid
+    out = {name: np.zeros(n, np.int64) for name in ("colour", "shape", "char", "centre")}
+    out["extent"] = np.zeros(n, np.float32)
+    for c in range(n):
+        ks, counts = np.unique(cells[c][cells[c] >= 0], return_counts=True)
+        if len(ks) == 0 or counts.max() * 4 < ps * ps:
+            continue
+        o = objs[int(ks[np.argmax(counts)])]
+        if o["kind"] == "sign":
+            out["colour"][c], out["shape"][c] = voc["colour"].index("sign"), voc["shape"].index("sign")
+            out["char"][c] = voc["char"].index(o["char"])
+        else:
+            out["colour"][c] = voc["colour"].index(o["colour"])
+            out["shape"][c] = voc["shape"].index("bar" if o["kind"] == "bar" else o["shape"])
+        out["extent"][c] = (o["bbox"][3] - o["bbox"][1]) / size
+    for o in objs:
+        if o.get("bbox"):
+            x0, y0, x1, y1 = o["bbox"]
+            cy, cx = min(int((y0 + y1) / 2) // ps, grid - 1), min(int((x0 + x1) / 2) // ps, grid - 1)
+            out["centre"][cy * grid + cx] = 1
+    d = np.log(np.clip(np.asarray(item.depth, np.float64), 1e-3, 100.0))  # the sky (infinite) counts as 100 m
+    out["logdepth"] = d.reshape(grid, ps, grid, ps).mean(axis=(1, 3)).reshape(n).astype(np.float32)
+    return out
+
+
 def _default_make_item() -> Callable:
     from ..synth import make_item
 
@@ -183,6 +262,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     mode_p = np.array([spec.mix[m] for m in modes], dtype=float)
     p_hint = spec.hint_prob[0] + (spec.hint_prob[1] - spec.hint_prob[0]) * min(max(frac, 0.0), 1.0)
     images, texts, targets, mode_list, ks, answers, questions, option_lists = [], [], [], [], [], [], [], []
+    dense: list[dict] = []
+    grid = int(round(enc.n_image_tokens ** 0.5))
     for i in range(spec.batch):
         fam = spec.families[int(r.integers(len(spec.families)))]
         abstain = None
@@ -214,6 +295,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             text, target = _mcq_text(value, options), "ABCDE"[ans]
         else:
             text, target = _mcq_text(item.question, options), value
+        if spec.dense:
+            dense.append(dense_labels(item, grid))
         images.append(img)
         texts.append(text)
         targets.append(target)
@@ -239,6 +322,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
                 oa[i, k, : len(flat[j])] = flat[j]
                 j += 1
         batch.update(question_ids=qa, option_ids=oa)
+        if spec.dense:
+            batch["dense"] = {k: np.stack([d[k] for d in dense]) for k in dense[0]}
         return batch
     p_ids = enc.prompt_ids(texts, image=not spec.text_only)
     t_ids = [t + [enc.end_id] for t in enc.word_ids(targets)]

@@ -160,13 +160,20 @@ def _probe_loss(model: Any, probe: Any, batch: dict) -> tuple[Any, dict]:
     import torch
     import torch.nn.functional as F
 
+    from .probe import dense_loss
+
     vt = model.model.vision_tower
     feats = vt(pixel_values(batch["images"])).last_hidden_state[:, 1:]
     logits = probe(feats, torch.from_numpy(batch["question_ids"]), torch.from_numpy(batch["option_ids"]))
     ans = torch.from_numpy(batch["answer"])
     loss = F.cross_entropy(logits, ans)
     ok = (logits.argmax(-1) == ans).float()
-    return loss, {"probe": (float(ok.sum()), int(ok.numel()))}
+    stats = {"probe": (float(ok.sum()), int(ok.numel()))}
+    if "dense" in batch:
+        dl, ds = dense_loss(probe.dense(feats), {k: torch.from_numpy(v) for k, v in batch["dense"].items()})
+        loss = loss + dl
+        stats.update(ds)
+    return loss, stats
 
 
 def _save_ckpt(path: Path, **state: Any) -> None:
@@ -179,6 +186,26 @@ def _save_ckpt(path: Path, **state: Any) -> None:
 
 def _stage_ckpt(run_dir: Path, stage: str) -> Path:
     return run_dir / f"stage-{stage}.pt"
+
+
+def _load_vision(model: Any, state: dict) -> None:
+    pre = "model.vision_tower."
+    model.model.vision_tower.load_state_dict({k[len(pre):]: v for k, v in state["model"].items() if k.startswith(pre)})
+
+
+def _parent_state(parent: TrainConfig, stage: str | None, *, root: Path, child: str, **kw: Any) -> dict:
+    """The checkpoint of ``parent`` after ``stage`` (default: its last), training the parent first if missing."""
+    import torch
+
+    after = stage or parent.stages[-1].name
+    pc = _stage_ckpt(root / parent.name, after)
+    if not pc.is_file():
+        if not kw.get("quiet"):
+            print(f"[{child}] training parent {parent.name} first", flush=True)
+        stop_at = [s.name for s in parent.stages].index(after)
+        sub = TrainConfig(**{**parent.__dict__, "stages": parent.stages[: stop_at + 1]})
+        train(sub, runs_dir=root, **kw)
+    return torch.load(pc, weights_only=False)
 
 
 def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | None = None,
@@ -219,31 +246,32 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
         if parts == ("all",) and parent.model != cfg.model:
             raise ValueError(f"init.from {parent.name!r} has a different model spec than {cfg.name!r} "
                              "(set init.parts: [vision] to take only its vision tower)")
-        after = cfg.init.get("stage") or parent.stages[-1].name
-        pc = _stage_ckpt(root / parent.name, after)
-        if not pc.is_file():
-            if not quiet:
-                print(f"[{cfg.name}] training parent {parent.name} first", flush=True)
-            stop_at = [s.name for s in parent.stages].index(after)
-            sub = TrainConfig(**{**parent.__dict__, "stages": parent.stages[: stop_at + 1]})
-            train(sub, runs_dir=root, inline_data=inline_data, quiet=quiet, make_item=make_item, tokenizer=tokenizer)
-        st = torch.load(pc, weights_only=False)
+        sub_kw = dict(root=root, inline_data=inline_data, quiet=quiet, make_item=make_item, tokenizer=tokenizer,
+                      child=cfg.name)
+        st = _parent_state(parent, cfg.init.get("stage"), **sub_kw)
         if parts == ("all",):
             model.load_state_dict(st["model"])
         else:
-            pre = "model.vision_tower."
-            vis = {k[len(pre):]: v for k, v in st["model"].items() if k.startswith(pre)}
-            model.model.vision_tower.load_state_dict(vis)
-        probe.load_state_dict(st["probe"])
+            _load_vision(model, st)
+        probe.load_compatible(st["probe"])
         parent_seconds = float(st.get("total_seconds", st.get("seconds", 0.0)))
         log = [dict(r, inherited=parent.name) for r in st.get("log", [])]
+        if cfg.init.get("vision_from"):  # the tower of another run replaces the parent's
+            vparent = load_config(cfg.init["vision_from"])
+            if vparent.model != cfg.model:
+                raise ValueError(f"init.vision_from {vparent.name!r} has a different model spec than {cfg.name!r}")
+            vst = _parent_state(vparent, cfg.init.get("vision_stage"), **sub_kw)
+            _load_vision(model, vst)
+            probe.load_compatible(vst["probe"])
+            parent_seconds += float(vst.get("seconds", 0.0))  # its own stages (shared ancestors counted once)
+            log += [dict(r, inherited=vparent.name) for r in vst.get("log", []) if "inherited" not in r]
 
     ck = run_dir / "ckpt.pt"
     start_stage, start_step, opt_state = 0, 0, None
     if ck.is_file():
         st = torch.load(ck, weights_only=False)
         model.load_state_dict(st["model"])
-        probe.load_state_dict(st["probe"])
+        probe.load_compatible(st["probe"])
         start_stage, start_step, opt_state = st["stage"], st["step"], st.get("opt")
         seconds, log = float(st["seconds"]), list(st["log"])
         if not quiet:
