@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nFLOP bound: matmul {gflops:.1f} GFLOP/s, {flops / 1e9:.4f} GFLOP per item (one forward) "
           f"-> {bound:.1f} items/s")
     print(f"  letter scoring reaches {n / t_letter / bound:.1%} of the FLOP bound")
+    print(f"  speed-up over (a) that letter scoring would reach at the FLOP bound: {t_gen / (n / bound):.1f}x")
     print(f"\nload average after: {os.getloadavg()}")
 
 

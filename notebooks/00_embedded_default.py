@@ -215,8 +215,9 @@ plt.show()
 # and a Llama-style decoder with a word-level tokenizer whose letters A–E are single tokens. Its processor
 # carries a chat template, so it loads and is prompted through `AutoModelForImageTextToText` /
 # `AutoProcessor` like any real VLM. `vlmrobust.train` trains them in stages on fresh synthetic items:
-# the vision tower alone first (a probe head reads its patch features), then projector and language model
-# on open answers, then the letter curriculum (a text-only lookup task, hinted questions, hints faded out).
+# the vision tower alone first (a probe head reads its patch features to answer the question, and a dense
+# head predicts what every patch shows), then projector and language model on open answers, then the
+# letter curriculum (a text-only lookup task, hinted questions, hints faded out, plain multiple choice).
 # Their cards (`lib/vlmrobust/zoo/<name>/README.md`) hold the configs; the table below is read from them.
 
 # %%
@@ -230,6 +231,44 @@ for name in ORGANISMS:
                   "MB": round(sum(p.stat().st_size for p in folder.glob("*.safetensors")) / 2**20, 2)})
 cards = pd.DataFrame(cards).set_index("organism")
 display(cards)
+
+# %% [markdown]
+# ### What the vision tower is taught to see
+#
+# Dense pre-training gives the tower 64 targets per image instead of one answer: for every 8-px patch,
+# the colour, shape and sign character of the object covering most of it, whether it holds an object's
+# centre (one per object, which is what counting needs), the object's apparent height and the patch's
+# log distance (`vlmrobust.train.stream.dense_labels`, exact from the renderer's ground truth).
+
+# %%
+from vlmrobust.train.stream import DENSE_VOCAB, dense_labels  # noqa: E402
+
+fill = {"none": (235, 235, 235), "sign": (70, 70, 70), **synth.COLOURS}  # a patch shown in its label's colour
+demo = [synth.make_item(f, repro.rng("dense-demo", f), size=64) for f in ("count", "text", "chart")]
+fig, axes = plt.subplots(len(demo), 3, figsize=(7.5, 2.5 * len(demo)))
+for r, it in enumerate(demo):
+    d = dense_labels(it, 8)
+    axes[r, 0].imshow(it.image)
+    axes[r, 0].set_title(it.question, fontsize=7, loc="left")
+    grid = np.array([fill[DENSE_VOCAB["colour"][c]] for c in d["colour"]], dtype=np.uint8).reshape(8, 8, 3)
+    axes[r, 1].imshow(grid)
+    for c in np.flatnonzero(d["shape"]):
+        word = DENSE_VOCAB["char"][d["char"][c]] if d["char"][c] else DENSE_VOCAB["shape"][d["shape"][c]][:3]
+        axes[r, 1].text(c % 8, c // 8, word, ha="center", va="center", fontsize=5,
+                        color="black" if DENSE_VOCAB["colour"][d["colour"][c]] == "yellow" else "white")
+    cy, cx = np.divmod(np.flatnonzero(d["centre"]), 8)
+    axes[r, 1].scatter(cx, cy + 0.35, marker="^", s=12, color="black")
+    axes[r, 1].set_title("patch colour, shape or character; centres (triangles)", fontsize=6)
+    im = axes[r, 2].imshow(np.exp(d["logdepth"].reshape(8, 8)), cmap="magma_r", vmin=0, vmax=40)
+    axes[r, 2].set_title("patch distance (m; the sky counts as 100)", fontsize=6)
+    fig.colorbar(im, ax=axes[r, 2], fraction=0.046)
+    for ax in axes[r]:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+fig.tight_layout()
+figures.save(fig, NB_ID, "dense-targets")
+plt.show()
 
 # %% [markdown]
 # ### Training curves

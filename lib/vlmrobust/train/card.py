@@ -72,7 +72,11 @@ def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_com
     fmt = ("the option's **letter** (scored from the logits of the letters A..E at the answer position)"
            if cfg.answer_format == "letters" else
            "the option's **text** (scored by the log-likelihood of each option's words)")
-    parent = f"It starts from `{cfg.init['from']}` after stage `{cfg.init.get('stage') or 'last'}`." if cfg.init else ""
+    parent = f"It starts from `{cfg.init['from']}` after stage `{cfg.init.get('stage') or 'last'}`" if cfg.init else ""
+    if cfg.init and cfg.init.get("vision_from"):
+        parent += (f", with the vision tower of `{cfg.init['vision_from']}` after stage "
+                   f"`{cfg.init.get('vision_stage') or 'last'}`")
+    parent += "." if parent else ""
     parts = [
         "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n",
         f"# {cfg.name}\n",

@@ -33,7 +33,7 @@ import numpy as np
 from .. import repro
 
 __all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "augment_image", "HINT", "dense_labels",
-           "DENSE_CLASSES"]
+           "DENSE_CLASSES", "DENSE_VOCAB"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text")
 HINT = " Hint: {value}."
@@ -161,8 +161,9 @@ def _dense_vocab() -> dict[str, tuple[str, ...]]:
             "char": ("none", *SIGN_CHARS)}
 
 
-DENSE_CLASSES: dict[str, int] = {k: len(v) for k, v in _dense_vocab().items()}
-"""Classes of each categorical per-patch target of :func:`dense_labels` (0 = no object)."""
+DENSE_VOCAB: dict[str, tuple[str, ...]] = _dense_vocab()
+"""Class names of each categorical per-patch target of :func:`dense_labels` (index 0 = no object)."""
+DENSE_CLASSES: dict[str, int] = {k: len(v) for k, v in DENSE_VOCAB.items()}
 
 
 def dense_labels(item: Any, grid: int) -> dict[str, np.ndarray]:
@@ -186,7 +187,7 @@ def dense_labels(item: Any, grid: int) -> dict[str, np.ndarray]:
     from ..synth import COLOURS
     from ..synth.raster import SIGN_BOARD_RGB, SIGN_INK_RGB
 
-    voc = _dense_vocab()
+    voc = DENSE_VOCAB
     img = np.asarray(item.image)
     size = img.shape[0]
     ps = size // grid
