@@ -246,3 +246,52 @@ def test_dense_stage_trains_and_vision_from_swaps_the_tower(tmp_path, tok):
     assert vis and all(torch.equal(sd[k], donor[k]) for k in vis)
     emb = "model.language_model.embed_tokens.weight"
     assert torch.equal(sd[emb], rest[emb]) and not torch.equal(sd[emb], donor[emb])
+
+
+def test_describe_appends_what_the_image_shows(tok):
+    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    spec = st.StreamSpec(("verify", "exist", "colour"), batch=24, mix={"mcq_text": 1.0}, describe_prob=(1.0, 1.0))
+    b = st.make_batch(spec, 5, "s", 0, 0.0, enc)
+    hint = tok.convert_tokens_to_ids("Hint")
+    for i in range(24):
+        q = tok.decode([int(t) for t in b["input_ids"][i] if t != enc.pad_id])
+        yesno = "Is the object" in q or "Is there" in q
+        assert (b["input_ids"][i] == hint).any() == yesno, q
+    # the described object is the boxed one for verify; every object, shuffled, for exist
+    it = synth.make_item("verify", repro.rng("describe-test", 1), size=64)
+    m = it.meta
+    assert st.describe(it, repro.rng("d", 0)) == f" Hint: {m['target_colour']} {m['target_shape']}."
+    it = synth.make_item("exist", repro.rng("describe-test", 2), size=64)
+    d = st.describe(it, repro.rng("d", 0))
+    assert sorted(d.split(".")[:-1]) == sorted(f" Hint: {o['colour']} {o['shape']}" for o in it.meta["objects"])
+    with pytest.raises(ValueError, match="yes/no"):
+        st.describe(synth.make_item("colour", repro.rng("describe-test", 3), size=64), repro.rng("d", 0))
+    with pytest.raises(ValueError, match="describe_prob"):
+        st.StreamSpec(("verify",), describe_prob=(1.5, 0.0))
+    # off by default: the stream draws nothing extra and appends nothing
+    plain = st.make_batch(st.StreamSpec(("verify",), batch=8, mix={"mcq_text": 1.0}), 5, "s", 0, 0.0, enc)
+    assert not (plain["input_ids"] == hint).any()
+
+
+def test_zoo_state_takes_exported_weights_only_for_the_same_config(tmp_path, tok):
+    from vlmrobust.train.card import export
+    from vlmrobust.train.config import config_digest, load_config
+    from vlmrobust.train.trainer import zoo_state
+
+    cfg = _tiny_cfg("tiny-zoo")
+    cfg["stages"] = cfg["stages"][:1]
+    res = train(cfg, runs_dir=tmp_path, inline_data=True, quiet=True, tokenizer=tok)
+    out = export(res, tmp_path / "zoo" / "tiny-zoo")
+    meta = __import__("json").loads((out / "vlmrobust.json").read_text())
+    assert meta["config_digest"] == config_digest(load_config(cfg))
+    state = zoo_state(load_config(cfg), out)
+    run = torch.load(tmp_path / "tiny-zoo" / "stage-vision.pt", weights_only=False)
+    assert state is not None and state["probe"] == {}
+    assert sorted(state["model"]) == sorted(run["model"])
+    assert all(torch.equal(state["model"][k], run["model"][k]) for k in run["model"])
+    assert [r["step"] for r in state["log"] if "loss" in r] == [r["step"] for r in res.log if "loss" in r]
+    # a changed config (another seed) no longer matches the exported weights
+    assert zoo_state(load_config(dict(cfg, seed=9)), out) is None
+    # settings left at their defaults do not enter the digest
+    spelled = dict(cfg, stages=[dict(cfg["stages"][0], stream=dict(cfg["stages"][0]["stream"], describe_prob=[0, 0]))])
+    assert config_digest(load_config(spelled)) == meta["config_digest"]

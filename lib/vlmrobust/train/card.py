@@ -3,7 +3,7 @@
 The folder ``vlmrobust/zoo/<name>/`` is a standard Hugging Face model folder
 (``config.json``, ``model.safetensors``, ``tokenizer.json``,
 ``processor_config.json``, ``chat_template.jinja``) plus ``vlmrobust.json``
-(declared answer format), ``README.md`` (model card) and ``train_log.csv``.
+(declared answer format, role, the config's digest and the training time), ``README.md`` (model card) and ``train_log.csv``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ def export(trained: Any, out_dir: str | Path | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     trained.model.save_pretrained(out, safe_serialization=True)
     trained.processor.save_pretrained(out)
-    meta = {"answer_format": cfg.answer_format, "role": cfg.role, "config": cfg.name, "seed": cfg.seed}
+    from .config import config_digest
+
+    meta = {"answer_format": cfg.answer_format, "role": cfg.role, "config": cfg.name, "seed": cfg.seed,
+            "config_digest": config_digest(cfg), "train_seconds": round(float(trained.seconds), 1)}
     (out / "vlmrobust.json").write_text(json.dumps(meta, indent=2) + "\n")
     rows = [r for r in trained.log if "event" not in r]
     if rows:

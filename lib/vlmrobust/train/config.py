@@ -18,7 +18,7 @@ from typing import Any
 from .modelcfg import ModelSpec
 from .stream import StreamSpec
 
-__all__ = ["Stage", "TrainConfig", "load_config", "config_dir", "config_path", "PARTS", "ROLES"]
+__all__ = ["Stage", "TrainConfig", "load_config", "config_dir", "config_path", "config_digest", "PARTS", "ROLES"]
 
 PARTS = ("vision", "projector", "lm", "probe")
 ROLES = ("evaluated", "selector", "trunk", "test")
@@ -118,7 +118,7 @@ def _stage(d: dict, defaults: dict) -> Stage:
     stream = {**defaults.get("stream", {}), **d.pop("stream", {})}
     stream["families"] = _families(stream.get("families"))
     stream["probe"] = d.get("kind") == "vision"
-    for key in ("hint_prob", "k_probs", "corruptions", "distance"):
+    for key in ("hint_prob", "describe_prob", "k_probs", "corruptions", "distance"):
         if key in stream:
             stream[key] = tuple(stream[key])
     d["train"] = tuple(d.get("train", ()))
@@ -149,3 +149,38 @@ def load_config(source: str | Path | dict) -> TrainConfig:
     stages = tuple(_stage(s, defaults) for s in (raw.pop("stages", None) or []))
     model = ModelSpec.from_dict(raw.pop("model", {}) or {})
     return TrainConfig(stages=stages, model=model, path=path, **raw)
+
+
+def config_digest(config: str | Path | dict | TrainConfig) -> str:
+    """A hash of everything that determines the organism's weights: its stages, model, seed and
+    ``init``, and recursively the digests of the configs it starts from.
+
+    Names (its own and its parents'), role, description, answer format and file path are left out (they do
+    not change the weights), and so are settings left at their defaults (a new
+    option whose default keeps the old behaviour keeps every digest);
+    :func:`vlmrobust.train.trainer.train` uses the digest to take a parent's
+    final weights from the zoo when its run folder is absent.
+    """
+    import hashlib
+    import json
+    from dataclasses import MISSING, fields
+
+    def set_fields(obj: Any) -> dict:
+        out = {}
+        for f in fields(obj):
+            v = getattr(obj, f.name)
+            default = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
+            if default is MISSING or v != default:
+                out[f.name] = set_fields(v) if hasattr(v, "__dataclass_fields__") else v
+        return out
+
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    d = set_fields(cfg)
+    d["stages"] = [set_fields(st) for st in cfg.stages]
+    for key in ("name", "role", "description", "answer_format", "path", "log_every", "ckpt_every"):
+        d.pop(key, None)
+    if cfg.init:  # the parents by content, not by name
+        d["init"] = {k: (config_digest(v) if k in ("from", "vision_from") else v) for k, v in cfg.init.items()}
+    text = json.dumps(d, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

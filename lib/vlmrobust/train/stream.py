@@ -15,6 +15,12 @@ Example modes (the letter curriculum of the model-organism issue):
   (the language model learns to find a value among lettered options);
 * ``mcq_text`` - the multiple-choice text -> the option's own words.
 
+``describe_prob`` (start, end) appends, in any mode, what the image shows to the
+questions of the yes/no families (" Hint: blue triangle." for the boxed object of
+``verify``, one hint per object, in random order, for ``exist``) with a
+probability that fades from start to end: the language model first learns to
+compare the question with a description in words, then with the image.
+
 The prompt text is :func:`vlmrobust.models.mcq_text`, rendered through the
 chat template exactly as the scoring engine renders it.
 """
@@ -63,6 +69,7 @@ class StreamSpec:
     batch: int = 128
     mix: dict = field(default_factory=lambda: {"open": 1.0})
     hint_prob: tuple[float, float] = (0.0, 0.0)
+    describe_prob: tuple[float, float] = (0.0, 0.0)
     k_probs: tuple[float, float, float] = (0.15, 0.15, 0.70)
     abstain_prob: float = 0.15
     image_dropout: float = 0.0
@@ -84,6 +91,10 @@ class StreamSpec:
             raise ValueError(f"mix has unknown modes {sorted(bad)}; allowed: {MODES}")
         if abs(sum(self.mix.values()) - 1.0) > 1e-6 or min(self.mix.values()) < 0:
             raise ValueError(f"mix probabilities must be >= 0 and sum to 1, got {self.mix}")
+        for name in ("hint_prob", "describe_prob"):
+            v = getattr(self, name)
+            if len(v) != 2 or not all(0.0 <= float(x) <= 1.0 for x in v):
+                raise ValueError(f"{name} must be (start, end) with both in [0, 1], got {v}")
         for name in ("abstain_prob", "image_dropout", "corrupt_prob"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
@@ -237,6 +248,22 @@ def _default_make_item() -> Callable:
     return make_item
 
 
+YESNO_FAMILIES = ("verify", "exist")
+
+
+def describe(item: Any, rng: np.random.Generator) -> str:
+    """What the image of a yes/no item shows, in the vocabulary of its question (see ``describe_prob``)."""
+    meta = item.meta
+    if meta["family"] == "verify":
+        seen = [(meta["target_colour"], meta["target_shape"])]
+    elif meta["family"] == "exist":
+        seen = [(o["colour"], o["shape"]) for o in meta["objects"] if o.get("kind") == "shape"]
+        seen = [seen[i] for i in rng.permutation(len(seen))]
+    else:
+        raise ValueError(f"describe() covers the yes/no families {YESNO_FAMILIES}, not {meta['family']!r}")
+    return "".join(HINT.format(value=f"{c} {s}") for c, s in seen)
+
+
 def _shuffle_options(item: Any, rng: np.random.Generator, k_probs: Sequence[float]) -> tuple[list[str], int]:
     """Options reduced to 2/3/all (answer kept) and permuted; an abstain option stays last."""
     options = list(item.options)
@@ -262,6 +289,7 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     modes = list(spec.mix)
     mode_p = np.array([spec.mix[m] for m in modes], dtype=float)
     p_hint = spec.hint_prob[0] + (spec.hint_prob[1] - spec.hint_prob[0]) * min(max(frac, 0.0), 1.0)
+    p_desc = spec.describe_prob[0] + (spec.describe_prob[1] - spec.describe_prob[0]) * min(max(frac, 0.0), 1.0)
     images, texts, targets, mode_list, ks, answers, questions, option_lists = [], [], [], [], [], [], [], []
     dense: list[dict] = []
     grid = int(round(enc.n_image_tokens ** 0.5))
@@ -286,16 +314,20 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             mode = "mcq_text"
         options, ans = _shuffle_options(item, r, spec.k_probs)
         value = options[ans]
+        question = item.question
+        # drawn only when describing is on, so that streams without it stay as they were
+        if any(spec.describe_prob) and fam in YESNO_FAMILIES and r.random() < p_desc:
+            question = question + describe(item, r)
         if mode == "open":
-            text, target = _mcq_text(item.question, options, "open"), value
+            text, target = _mcq_text(question, options, "open"), value
         elif mode == "mcq":
-            text, target = _mcq_text(item.question, options), "ABCDE"[ans]
+            text, target = _mcq_text(question, options), "ABCDE"[ans]
         elif mode == "hint":
-            text, target = _mcq_text(item.question + HINT.format(value=value), options), "ABCDE"[ans]
+            text, target = _mcq_text(question + HINT.format(value=value), options), "ABCDE"[ans]
         elif mode == "lookup":
             text, target = _mcq_text(value, options), "ABCDE"[ans]
         else:
-            text, target = _mcq_text(item.question, options), value
+            text, target = _mcq_text(question, options), value
         if spec.dense:
             dense.append(dense_labels(item, grid))
         images.append(img)

@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import repro
 from ..paths import REPO_ROOT
-from .config import Stage, TrainConfig, load_config
+from .config import Stage, TrainConfig, config_digest, load_config
 from .modelcfg import build_model, count_parameters
 from .processor import build_processor, num_image_tokens, pixel_values
 from .stream import HINT, MODES, BatchWorker
@@ -193,12 +195,62 @@ def _load_vision(model: Any, state: dict) -> None:
     model.model.vision_tower.load_state_dict({k[len(pre):]: v for k, v in state["model"].items() if k.startswith(pre)})
 
 
+def zoo_state(cfg: TrainConfig, folder: str | Path | None = None) -> dict | None:
+    """The final training state of ``cfg`` rebuilt from exported weights, or None.
+
+    Looks in ``folder`` or else in the zoo (the folder named after the config
+    first, then every other one) for a ``vlmrobust.json`` that records the digest
+    of this very config (:func:`config_digest`, which ignores names): those
+    weights are then the run's final weights, so a child config trains on them
+    exactly as on the run's own checkpoint (the vision probe, unused after the
+    vision stages, is not kept).
+    """
+    import pandas as pd
+    from transformers import AutoModelForImageTextToText
+
+    from .card import zoo_root
+
+    digest = config_digest(cfg)
+    if folder is not None:
+        candidates = [Path(folder)]
+    else:
+        candidates = [zoo_root() / cfg.name] + sorted(p for p in zoo_root().iterdir() if p.name != cfg.name)
+
+    def matches(f: Path) -> bool:
+        meta_path = f / "vlmrobust.json"
+        if not meta_path.is_file() or not (f / "model.safetensors").is_file():
+            return False
+        return json.loads(meta_path.read_text()).get("config_digest") == digest
+
+    folder = next((f for f in candidates if matches(f)), None)
+    if folder is None:
+        return None
+    meta = json.loads((folder / "vlmrobust.json").read_text())
+    model = AutoModelForImageTextToText.from_pretrained(folder)
+    log: list = []
+    if (folder / "train_log.csv").is_file():
+        log = [{k: v for k, v in r.items() if not (isinstance(v, float) and np.isnan(v))}
+               for r in pd.read_csv(folder / "train_log.csv").to_dict("records")]
+    seconds = float(meta.get("train_seconds", 0.0))
+    return dict(model={k: v.clone() for k, v in model.state_dict().items()}, probe={}, seconds=seconds,
+                total_seconds=seconds, log=log, from_zoo=True)
+
+
 def _parent_state(parent: TrainConfig, stage: str | None, *, root: Path, child: str, **kw: Any) -> dict:
     """The checkpoint of ``parent`` after ``stage`` (default: its last), training the parent first if missing."""
     import torch
 
     after = stage or parent.stages[-1].name
     pc = _stage_ckpt(root / parent.name, after)
+    if not pc.is_file() and after == parent.stages[-1].name:
+        st = zoo_state(parent)
+        if st is not None:
+            if not kw.get("quiet"):
+                print(f"[{child}] starting from {parent.name}'s exported weights (its run folder is absent)",
+                      flush=True)
+            pc.parent.mkdir(parents=True, exist_ok=True)
+            _save_ckpt(pc, **st)  # kept, so that re-exporting over those weights does not lose them
+            return st
     if not pc.is_file():
         if not kw.get("quiet"):
             print(f"[{child}] training parent {parent.name} first", flush=True)
@@ -253,7 +305,8 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
             model.load_state_dict(st["model"])
         else:
             _load_vision(model, st)
-        probe.load_compatible(st["probe"])
+        if st.get("probe"):  # absent when the parent comes from the zoo's exported weights
+            probe.load_compatible(st["probe"])
         parent_seconds = float(st.get("total_seconds", st.get("seconds", 0.0)))
         log = [dict(r, inherited=parent.name) for r in st.get("log", [])]
         if cfg.init.get("vision_from"):  # the tower of another run replaces the parent's
@@ -262,7 +315,8 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
                 raise ValueError(f"init.vision_from {vparent.name!r} has a different model spec than {cfg.name!r}")
             vst = _parent_state(vparent, cfg.init.get("vision_stage"), **sub_kw)
             _load_vision(model, vst)
-            probe.load_compatible(vst["probe"])
+            if vst.get("probe"):
+                probe.load_compatible(vst["probe"])
             parent_seconds += float(vst.get("seconds", 0.0))  # its own stages (shared ancestors counted once)
             log += [dict(r, inherited=vparent.name) for r in vst.get("log", []) if "inherited" not in r]
 
