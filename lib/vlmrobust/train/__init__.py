@@ -12,6 +12,10 @@ Pieces, in the order a reader meets them:
 * :mod:`~vlmrobust.train.card` - export to ``vlmrobust/zoo/<name>`` with the model card.
 
 ``python -m vlmrobust.train <config>`` reproduces an organism from its committed config.
+A config that starts from another one (``init.from``) trains that parent first,
+unless its run folder holds the checkpoint or an exported folder in the zoo holds
+its final weights (recognised by :func:`~vlmrobust.train.config.config_digest`):
+so a new organism built on a shipped one trains only its own stages.
 """
 
 from __future__ import annotations
