@@ -273,23 +273,31 @@ plt.show()
 # %% [markdown]
 # ### Training curves
 #
-# Loss per stage from each organism's `train_log.csv` (stages inherited from a parent run are included;
-# the dashed lines mark stage changes of the first organism).
+# Loss per stage from each organism's `train_log.csv` (stages inherited from a parent run are included),
+# evaluated organisms above and selectors below; the dashed lines mark the stage changes of the
+# longest log in each panel.
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 3.2))
-for i, name in enumerate(ORGANISMS):
-    log = pd.read_csv(models.zoo_dir() / name / "train_log.csv")
-    x = np.arange(len(log))
-    ax.plot(x, log["loss"].rolling(5, min_periods=1).mean(), lw=0.9, label=name,
-            color=figures.PALETTE[i % len(figures.PALETTE)])
-    if i == 0:
-        for j in np.flatnonzero(log["stage"].ne(log["stage"].shift()).to_numpy())[1:]:
-            ax.axvline(j, color="grey", ls="--", lw=0.6)
-            ax.text(j, ax.get_ylim()[1], log["stage"].iloc[j], fontsize=6, rotation=90, va="top")
-ax.set(xlabel="logged step (every 20 optimiser steps)", ylabel="training loss (rolling mean)",
-       title="training curves")
-ax.legend(ncols=4, fontsize=7)
+groups = {"evaluated": models.zoo_names("evaluated"), "selector": models.zoo_names("selector")}
+groups = {g: [n for n in names if n in ORGANISMS] for g, names in groups.items()}
+fig, axes = plt.subplots(2, 1, figsize=(8, 5.6))
+for ax, (group, names) in zip(axes, groups.items(), strict=True):
+    logs = {name: pd.read_csv(models.zoo_dir() / name / "train_log.csv") for name in names}
+    for i, (name, log) in enumerate(logs.items()):
+        ax.plot(np.arange(len(log)), log["loss"].rolling(5, min_periods=1).mean(), lw=0.9, label=name,
+                color=figures.PALETTE[i % len(figures.PALETTE)])
+    if logs:
+        longest = max(logs.values(), key=len)
+        for j in np.flatnonzero(longest["stage"].ne(longest["stage"].shift()).to_numpy())[1:]:
+            ax.axvline(j, color="grey", ls="--", lw=0.5)
+            ax.text(j, 0.98, longest["stage"].iloc[j], fontsize=5, rotation=90, va="top",
+                    transform=ax.get_xaxis_transform())
+    ax.set(ylabel="training loss (rolling mean)", title=f"{group} organisms")
+    if logs:
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+for ax in axes:
+    ax.set(xlabel="logged step (every 20 optimiser steps)")
+fig.tight_layout()
 figures.save(fig, NB_ID, "training-curves")
 plt.show()
 
