@@ -286,17 +286,15 @@ for ax, (group, names) in zip(axes, groups.items(), strict=True):
     for i, (name, log) in enumerate(logs.items()):
         ax.plot(np.arange(len(log)), log["loss"].rolling(5, min_periods=1).mean(), lw=0.9, label=name,
                 color=figures.PALETTE[i % len(figures.PALETTE)])
-    if logs:
-        longest = max(logs.values(), key=len)
-        for j in np.flatnonzero(longest["stage"].ne(longest["stage"].shift()).to_numpy())[1:]:
-            ax.axvline(j, color="grey", ls="--", lw=0.5)
-            ax.text(j, 0.98, longest["stage"].iloc[j], fontsize=5, rotation=90, va="top",
-                    transform=ax.get_xaxis_transform())
-    ax.set(ylabel="training loss (rolling mean)", title=f"{group} organisms")
-    if logs:
-        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
-for ax in axes:
-    ax.set(xlabel="logged step (every 20 optimiser steps)")
+    ax.set(xlabel="logged step (every 20 optimiser steps)", ylabel="training loss (rolling mean)",
+           title=f"{group} organisms")
+    if not logs:
+        continue
+    longest = max(logs.values(), key=len)
+    for j in np.flatnonzero(longest["stage"].ne(longest["stage"].shift()).to_numpy())[1:]:
+        ax.axvline(j, color="grey", ls="--", lw=0.5)
+        ax.text(j, 0.98, longest["stage"].iloc[j], fontsize=5, rotation=90, va="top", transform=ax.get_xaxis_transform())
+    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
 fig.tight_layout()
 figures.save(fig, NB_ID, "training-curves")
 plt.show()

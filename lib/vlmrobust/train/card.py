@@ -3,7 +3,8 @@
 The folder ``vlmrobust/zoo/<name>/`` is a standard Hugging Face model folder
 (``config.json``, ``model.safetensors``, ``tokenizer.json``,
 ``processor_config.json``, ``chat_template.jinja``) plus ``vlmrobust.json``
-(declared answer format, role, the config's digest and the training time), ``README.md`` (model card) and ``train_log.csv``.
+(declared answer format, role, the config's digest and the training time),
+``README.md`` (model card) and ``train_log.csv``.
 """
 
 from __future__ import annotations

@@ -52,7 +52,13 @@ class VisionProbe(nn.Module):
         self.dense = DenseHead(vision_width, DENSE_CLASSES)  # built last: older probes' initialisation unchanged
 
     def load_compatible(self, state: dict) -> None:
-        """Load a state saved before the dense head existed (its weights then keep their initialisation)."""
+        """Load a state saved before the dense head existed (its weights then keep their initialisation).
+
+        An empty state (a parent rebuilt from exported weights, which do not hold
+        the probe) leaves the probe as it is.
+        """
+        if not state:
+            return
         missing, unexpected = self.load_state_dict(state, strict=False)
         bad = [k for k in missing if not k.startswith("dense.")] + list(unexpected)
         if bad:

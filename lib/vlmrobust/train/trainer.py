@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .. import repro
 from ..paths import REPO_ROOT
 from .config import Stage, TrainConfig, config_digest, load_config
@@ -216,24 +214,22 @@ def zoo_state(cfg: TrainConfig, folder: str | Path | None = None) -> dict | None
     else:
         candidates = [zoo_root() / cfg.name] + sorted(p for p in zoo_root().iterdir() if p.name != cfg.name)
 
-    def matches(f: Path) -> bool:
-        meta_path = f / "vlmrobust.json"
-        if not meta_path.is_file() or not (f / "model.safetensors").is_file():
-            return False
-        return json.loads(meta_path.read_text()).get("config_digest") == digest
+    def meta_of(f: Path) -> dict:
+        ok = (f / "vlmrobust.json").is_file() and (f / "model.safetensors").is_file()
+        return json.loads((f / "vlmrobust.json").read_text()) if ok else {}
 
-    folder = next((f for f in candidates if matches(f)), None)
+    folder, meta = next(((f, m) for f in candidates if (m := meta_of(f)).get("config_digest") == digest),
+                        (None, {}))
     if folder is None:
         return None
-    meta = json.loads((folder / "vlmrobust.json").read_text())
     model = AutoModelForImageTextToText.from_pretrained(folder)
     log: list = []
     if (folder / "train_log.csv").is_file():
-        log = [{k: v for k, v in r.items() if not (isinstance(v, float) and np.isnan(v))}
+        log = [{k: v for k, v in r.items() if pd.notna(v)}
                for r in pd.read_csv(folder / "train_log.csv").to_dict("records")]
     seconds = float(meta.get("train_seconds", 0.0))
     return dict(model={k: v.clone() for k, v in model.state_dict().items()}, probe={}, seconds=seconds,
-                total_seconds=seconds, log=log, from_zoo=True)
+                total_seconds=seconds, log=log)
 
 
 def _parent_state(parent: TrainConfig, stage: str | None, *, root: Path, child: str, **kw: Any) -> dict:
@@ -305,8 +301,7 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
             model.load_state_dict(st["model"])
         else:
             _load_vision(model, st)
-        if st.get("probe"):  # absent when the parent comes from the zoo's exported weights
-            probe.load_compatible(st["probe"])
+        probe.load_compatible(st["probe"])
         parent_seconds = float(st.get("total_seconds", st.get("seconds", 0.0)))
         log = [dict(r, inherited=parent.name) for r in st.get("log", [])]
         if cfg.init.get("vision_from"):  # the tower of another run replaces the parent's
@@ -315,8 +310,7 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
                 raise ValueError(f"init.vision_from {vparent.name!r} has a different model spec than {cfg.name!r}")
             vst = _parent_state(vparent, cfg.init.get("vision_stage"), **sub_kw)
             _load_vision(model, vst)
-            if vst.get("probe"):
-                probe.load_compatible(vst["probe"])
+            probe.load_compatible(vst["probe"])
             parent_seconds += float(vst.get("seconds", 0.0))  # its own stages (shared ancestors counted once)
             log += [dict(r, inherited=vparent.name) for r in vst.get("log", []) if "inherited" not in r]
 
