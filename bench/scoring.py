@@ -42,9 +42,9 @@ REPO = Path(__file__).resolve().parents[1]
 def _load(name: str | None, texts: list[str]):
     from vlmrobust import models
 
-    if name is None and models.zoo_names():
-        ranked = sorted(models.zoo_names(), key=lambda n: (models.read_answer_format(models.zoo_dir() / n) != "letters",
-                                                           n not in models.zoo_names("evaluated"), n))
+    if name is None and models.zoo.names():
+        ranked = sorted(models.zoo.names(), key=lambda n: (models.zoo.answer_format(n) != "letters",
+                                                           models.zoo.role(n) != "evaluated", n))
         name = ranked[0]  # an evaluated organism that answers with letters, if there is one
     if name is not None:
         return models.load(name), name
@@ -82,11 +82,11 @@ def _generate_then_parse(lm, ids, prompts, options, images, max_new_tokens):
 
 
 def _full_forward_letters(lm, ids, prompts, options, images):
-    from vlmrobust import models, score
+    from vlmrobust import schema, score
 
     out = []
     for iid, p, opts, im in zip(ids, prompts, options, images, strict=True):
-        letters = [models.LETTERS[k] for k in range(len(opts))]
+        letters = [schema.LETTERS[k] for k in range(len(opts))]
         out.append(score.loglik_full_forward(lm, iid, p, letters, im))
     return out
 

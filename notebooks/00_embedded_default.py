@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
 # %% [markdown]
 # # 00 · The embedded default: a synthetic world and its model organisms
 #
@@ -17,10 +25,10 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import yaml
 from IPython.display import display
 
-from vlmrobust import data, figures, models, params, paths, repro, score, synth
+from vlmrobust import data, figures, params, paths, repro, schema, sweep, synth
+from vlmrobust.models import zoo
 from vlmrobust.synth import camera
 
 NB_ID = "00_embedded_default"
@@ -34,7 +42,7 @@ gallery_per_family: int = 6  # example images per family in the gallery
 distance_near: float = 3.0  # nearest object distance in metres
 distance_far: float = 40.0  # farthest object distance in metres
 abstain: str = "none"  # abstain option appended to every item: none, unclear or dont_know
-organisms: list = ["zoo"]  # zoo organisms to show; "zoo" selects every one
+models: list = []  # zoo organisms to show (names or role:<role>); empty: every organism in the zoo
 n_heldout: int = 20  # held-out items per family scored by every organism
 heldout_seed: int = 424242  # seed of the held-out items (no training run uses it)
 
@@ -45,11 +53,12 @@ image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1
 gallery_per_family = params.check("gallery_per_family", gallery_per_family, int, lo=1, hi=12)
 distance_near = params.check("distance_near", distance_near, float, lo=0.5, hi_open=True)
 distance_far = params.check("distance_far", distance_far, float, lo=distance_near, lo_open=True, hi=1000.0)
-abstain = params.check("abstain", abstain, str, choices=["none", *synth.ABSTAIN_TEXTS])
+abstain = params.check("abstain", abstain, str, choices=["none", *schema.ABSTAIN_TEXTS])
 ABSTAIN = None if abstain == "none" else abstain
-ZOO = models.zoo_names()
-organisms = params.check_list("organisms", organisms, str, choices=["zoo", *ZOO])
-ORGANISMS = ZOO if "zoo" in organisms else organisms
+ORGANISMS = sweep.resolve_models(models, default=schema.ROLES)
+outside = [m for m in ORGANISMS if m not in zoo.names()]
+if outside:
+    raise params.ParameterError(f"parameter 'models' must name zoo organisms {zoo.names()} here, got {outside}")
 n_heldout = params.check("n_heldout", n_heldout, int, lo=1, hi=10_000)
 heldout_seed = params.check("heldout_seed", heldout_seed, int, lo=0)
 DISTANCE = (distance_near, distance_far)
@@ -184,7 +193,7 @@ plt.show()
 
 # %%
 items["K"] = items["options"].map(len)
-items["answer_letter"] = items["answer_idx"].map(lambda i: "ABCDE"[i])
+items["answer_letter"] = items["answer_idx"].map(lambda i: schema.LETTERS[i])
 items["answer_text"] = [o[i] for o, i in zip(items["options"], items["answer_idx"], strict=True)]
 balance = pd.crosstab(items["task"], items["answer_letter"]).reindex(fams)
 balance["K"] = items.groupby("task")["K"].first()
@@ -223,12 +232,10 @@ plt.show()
 # %%
 cards = []
 for name in ORGANISMS:
-    folder = models.zoo_dir() / name
-    text = (folder / "README.md").read_text()
-    front = yaml.safe_load(text.split("---")[1])
+    front, _ = zoo.card(name)
     cards.append({"organism": name, "role": front["role"], "answer format": front["answer_format"],
                   "parameters": front["parameters"], "seed": front["seed"],
-                  "MB": round(sum(p.stat().st_size for p in folder.glob("*.safetensors")) / 2**20, 2)})
+                  "MB": round(zoo.size_bytes(name, "*.safetensors") / 2**20, 2)})
 cards = pd.DataFrame(cards).set_index("organism")
 display(cards)
 
@@ -274,15 +281,15 @@ plt.show()
 # ### Training curves
 #
 # Loss per stage from each organism's `train_log.csv` (stages inherited from a parent run are included),
-# evaluated organisms above and selectors below; the dashed lines mark the stage changes of the
+# one panel per role (evaluated organisms, selectors, ...); the dashed lines mark the stage changes of the
 # longest log in each panel.
 
 # %%
-groups = {"evaluated": models.zoo_names("evaluated"), "selector": models.zoo_names("selector")}
-groups = {g: [n for n in names if n in ORGANISMS] for g, names in groups.items()}
-fig, axes = plt.subplots(2, 1, figsize=(8, 5.6))
-for ax, (group, names) in zip(axes, groups.items(), strict=True):
-    logs = {name: pd.read_csv(models.zoo_dir() / name / "train_log.csv") for name in names}
+groups = {role: [n for n in zoo.names(role) if n in ORGANISMS] for role in schema.ROLES}
+groups = {role: names for role, names in groups.items() if names}
+fig, axes = plt.subplots(len(groups), 1, figsize=(8, 2.8 * len(groups)), squeeze=False)
+for ax, (group, names) in zip(axes[:, 0], groups.items(), strict=True):
+    logs = {name: zoo.train_log(name) for name in names}
     for i, (name, log) in enumerate(logs.items()):
         ax.plot(np.arange(len(log)), log["loss"].rolling(5, min_periods=1).mean(), lw=0.9, label=name,
                 color=figures.PALETTE[i % len(figures.PALETTE)])
@@ -308,12 +315,7 @@ plt.show()
 
 # %%
 held = synth.generate(n_heldout, heldout_seed, size=64)
-held_images = [data.load_image(r) for r in held["image_ref"]]
-preds = []
-for name in ORGANISMS:
-    lm = models.load(name)
-    preds.append(score.predict(lm, held, held_images, model_name=name, batch_size=32))
-preds = pd.concat(preds, ignore_index=True)
+preds = sweep.predictions(ORGANISMS, held, {}, seed=seed, batch_size=32).table  # clean only
 acc = preds.pivot_table(index="model", columns="task", values="correct", aggfunc="mean")[fams]
 acc["all"] = preds.groupby("model")["correct"].mean()
 display(acc.round(3))

@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
 # %% [markdown]
 # # 02 · Corruption sweeps: what every perturbation does, and visibility in metres
 #
@@ -35,7 +43,7 @@ families: list = ["all"]  # registry families drawn as ladders, or ["all"] for e
 n_fog_scenes: int = 200  # synthetic scenes for the ImageNet-C fog <-> metres table (Table VII)
 fog_scene_size: int = 64  # side of those scenes in pixels
 convention: str = "2%"  # Koschmieder contrast threshold: "2%" (K 3.912) or "5%" (K 2.996)
-sweep_manifest: str = "default"  # manifest written for notebooks 03-07 (corrupt.manifest_names())
+manifest: str = "default"  # manifest tabulated below (corrupt.manifest_names()); 03-07 take theirs as a parameter
 
 # %%
 seed = params.check("seed", seed, int, lo=0)
@@ -46,7 +54,7 @@ FAMILIES = corrupt.families() if families == ["all"] else families
 n_fog_scenes = params.check("n_fog_scenes", n_fog_scenes, int, lo=2, hi=5000)
 fog_scene_size = params.check("fog_scene_size", fog_scene_size, int, lo=corrupt.MIN_SIDE, hi=512)
 convention = params.check("convention", convention, str, choices=list(physical.KOSCHMIEDER))
-sweep_manifest = params.check("sweep_manifest", sweep_manifest, str, choices=corrupt.manifest_names())
+manifest = params.check("manifest", manifest, str, choices=corrupt.manifest_names())
 repro.seed_everything(seed)
 OUT = paths.results_dir(NB_ID)
 
@@ -241,18 +249,18 @@ plt.show()
 # ## The default sweep of notebooks 03-07
 #
 # Scoring every model on every perturbation at every level is the paper-scale run. By default the later
-# notebooks sweep a small manifest: one ImageNet-C type per family at all five severities, plus the
+# notebooks sweep a small manifest (`corrupt.default_sweep()`, the manifest named `default`): one ImageNet-C type per family at all five severities, plus the
 # eight-level physical fog ladder — small enough to score the model organisms on a few hundred items on a
 # CPU in minutes. The full sets are named manifests (`corrupt.manifest(name)`).
 
 # %%
-sweep = corrupt.manifest(sweep_manifest)
+sweep = corrupt.manifest(manifest)
 sweep_table = pd.DataFrame([
     {"perturbation": n, "family": corrupt.info(n).family, "levels": ", ".join(map(str, lv)),
      "parameters": ", ".join(f"{corrupt.info(n).param(k):g}" for k in lv), "unit": corrupt.info(n).unit}
     for n, lv in sweep.items()
 ])
-print(f"manifest {sweep_manifest!r}: {len(sweep)} perturbations, {sum(map(len, sweep.values()))} corrupted "
+print(f"manifest {manifest!r}: {len(sweep)} perturbations, {sum(map(len, sweep.values()))} corrupted "
       "conditions (plus clean)")
 display(sweep_table)
 sizes = pd.Series({name: sum(map(len, corrupt.manifest(name).values())) for name in corrupt.manifest_names()},
@@ -262,12 +270,12 @@ display(sizes.to_frame())
 # %% [markdown]
 # ## Results
 #
-# The registry (one row per perturbation and level with its physical parameter), the sweep manifest and every
-# named manifest, and the Table VII numbers (per image and summarised) go to `results/02_corruption_sweeps/`.
+# The registry (one row per perturbation and level with its physical parameter), every named manifest, and
+# the Table VII numbers (per image and summarised) go to `results/02_corruption_sweeps/`. The later notebooks
+# do not read them: each names its manifest in a parameter and asks the library for it.
 
 # %%
 registry.to_csv(OUT / "registry.csv", index=False, float_format="%.6g")
-(OUT / "sweep_manifest.json").write_text(json.dumps({"name": sweep_manifest, "manifest": sweep}, indent=1) + "\n")
 (OUT / "manifests.json").write_text(json.dumps({n: corrupt.manifest(n) for n in corrupt.manifest_names()},
                                                indent=1) + "\n")
 per_image.to_parquet(OUT / "fog_equivalent_visibility.parquet", index=False)

@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
 # %% [markdown]
 # # 03 · Scoring: option distributions from logits, log-likelihood, sampling and words
 #
@@ -13,29 +21,29 @@
 #   for each corruption and task family, and what a clean-vs-corrupted pair of distributions looks like.
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, figures, models, params, paths, repro, score, sweep, synth
+from vlmrobust import corrupt, data, figures, params, paths, repro, schema, score, sweep, synth
+from vlmrobust import models as vlm_models
 
 NB_ID = "03_scoring"
 figures.use_style()
 
 # %% tags=["parameters"]
-model_names: list = ["zoo"]  # zoo names, model folders or hub ids; "zoo" selects the evaluated organisms
-items_source: str = "synth"  # "synth" (the synthetic benchmark) or a VLMEvalKit-style TSV file
+models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated organisms
+items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet or hf:<dataset>[:<split>]
 n_per_family: int = 10  # synthetic items per task family
-max_items: int = 0  # cap on items read from a TSV file (0 means no cap)
+image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
+max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
 seed: int = 0  # seed of the items, the corruptions and the sampling
 manifest: str = "default"  # corruption manifest (corrupt.manifest_names()): perturbation -> levels
 perturbations: list = []  # keep only these perturbations of the manifest (empty keeps all)
 method: str = "default"  # sweep scoring method: default (each model's own), letter, loglik or loglik_norm
-template: str = "vlmrobust"  # prompt template (models.TEMPLATES)
+template: str = "vlmrobust"  # prompt template (vlmrobust.models.TEMPLATES)
 batch_size: int = 8  # items per forward pass
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines; more threads can be much slower there)
 agreement_items: int = 45  # items scored by all three methods (letter, log-likelihood, sampling)
@@ -47,19 +55,17 @@ executor: str = "local"  # where shards run: local (this process) or dask (a Loc
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
 
 # %%
-model_names = params.check_list("model_names", model_names, str)
-items_source = params.check("items_source", items_source, str)
-if items_source != "synth" and not (paths.REPO_ROOT / items_source).is_file() and not os.path.isfile(items_source):
-    raise params.ParameterError(f"parameter 'items_source' must be 'synth' or an existing TSV file, "
-                                f"got {items_source!r}")
+MODELS = sweep.resolve_models(models)
+sweep.item_source_kind(items_source)  # checks the source before any work
 n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
+image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
 max_items = params.check("max_items", max_items, int, lo=0)
 seed = params.check("seed", seed, int, lo=0)
 manifest = params.check("manifest", manifest, str, choices=corrupt.manifest_names())
 if perturbations:
     perturbations = params.check_list("perturbations", perturbations, str, choices=list(corrupt.manifest(manifest)))
 method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
-template = params.check("template", template, str, choices=sorted(models.TEMPLATES))
+template = params.check("template", template, str, choices=sorted(vlm_models.TEMPLATES))
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
 agreement_items = params.check("agreement_items", agreement_items, int, lo=1, hi=100_000)
@@ -70,10 +76,6 @@ example_items = params.check("example_items", example_items, int, lo=1, hi=12)
 executor = params.check("executor", executor, str, choices=["local", "dask"])
 dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
 
-MODELS = [m for name in model_names for m in (models.zoo_names("evaluated") if name == "zoo" else [name])]
-if not MODELS:
-    raise params.ParameterError("parameter 'model_names' selects no model: the zoo is empty; "
-                                "name a model folder or a hub id")
 CONDITIONS = {k: v for k, v in corrupt.manifest(manifest).items() if not perturbations or k in perturbations}
 if ":" not in agreement_condition:
     raise params.ParameterError(f"parameter 'agreement_condition' must look like 'name:level', "
@@ -83,6 +85,8 @@ AGREE_NAME = params.check("agreement_condition name", AGREE_NAME, str, choices=c
 AGREE_LEVEL = params.check("agreement_condition level", int(_level) if _level.isdigit() else _level, int,
                            choices=list(corrupt.info(AGREE_NAME).levels))
 METHODS = None if method == "default" else [method]
+SWEEP = dict(template=template, seed=seed, batch_size=batch_size, torch_threads=torch_threads, executor=executor,
+             dask_workers=dask_workers if executor == "dask" else 0, n_samples=n_samples, temperature=temperature)
 repro.seed_everything(seed)
 torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
@@ -91,25 +95,22 @@ OUT = paths.results_dir(NB_ID)
 # ## Items and models
 #
 # By default the items are the synthetic benchmark of notebook 00 (every task family, K = 4 options, or 2
-# for the yes/no families); `items_source` can name a VLMEvalKit-style TSV file instead. Each model declares its **answer format** in its model card: organisms that answer
-# with the option's *letter* are scored by letter logits, organisms that answer with the option's *text*
-# by option log-likelihood.
+# for the yes/no families); `items_source` can name a VLMEvalKit-style TSV file, an item table saved as
+# parquet or a Hugging Face dataset instead. Each model declares its **answer format** in its model card:
+# organisms that answer with the option's *letter* are scored by letter logits, organisms that answer with
+# the option's *text* by option log-likelihood.
 
 # %%
-if items_source == "synth":
-    items = synth.generate(n_per_family, seed)
-else:
-    tsv = items_source if os.path.isfile(items_source) else paths.REPO_ROOT / items_source
-    items = data.load_tsv(tsv, max_items=max_items or None)
-data.validate_items(items)
-loaded = {name: models.load(name) for name in MODELS}
+items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
+                          max_items=max_items)
+loaded = {name: vlm_models.load(name) for name in MODELS}
 display(pd.DataFrame([{"model": n, "id": lm.model_id, "answer format": lm.answer_format,
-                       "default method": models.default_method(lm.answer_format),
+                       "default method": vlm_models.default_method(lm.answer_format),
                        "parameters (M)": round(sum(p.numel() for p in lm.model.parameters()) / 1e6, 2)}
                       for n, lm in loaded.items()]))
 print(f"{len(items)} items in {items['task'].nunique()} families; "
       f"{len(CONDITIONS)} perturbations, {sum(map(len, CONDITIONS.values()))} corrupted conditions")
-print("prompt of the first item:\n" + models.build_prompt(loaded[MODELS[0]].processor, items.question[0],
+print("prompt of the first item:\n" + vlm_models.build_prompt(loaded[MODELS[0]].processor, items.question[0],
                                                           list(items.options[0]), template))
 
 # %% [markdown]
@@ -135,27 +136,16 @@ print("prompt of the first item:\n" + models.build_prompt(loaded[MODELS[0]].proc
 # %% [markdown]
 # ## The sweep
 #
-# Every model scores every item clean and under every corrupted condition of the manifest. The sweep is
-# split into shards (model × perturbation), each cached under a key that hashes everything that determines
-# it, so re-running this cell only computes what is missing.
+# Every model scores every item clean and under every corrupted condition of the manifest, through
+# `vlmrobust.sweep.predictions`, the one entry point every notebook uses. The sweep is split into shards
+# (model × perturbation), each cached under a key that hashes everything that determines it, in a cache
+# shared by all notebooks: re-running this cell, or another notebook asking for the same shards, only
+# computes what is missing.
 
 # %%
-spec = sweep.SweepSpec(models=MODELS, items=items, conditions=CONDITIONS, methods=METHODS, template=template,
-                       seed=seed, batch_size=batch_size, torch_threads=torch_threads)
-client = cluster = None
-if executor == "dask":
-    from dask.distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
-    client = Client(cluster)
-result = sweep.run_sweep(spec, OUT / "sweep", executor=executor, client=client)
-if client is not None:
-    client.close()
-    cluster.close()
+result = sweep.predictions(MODELS, items, CONDITIONS, methods=METHODS, **SWEEP)
 pred = result.table
 print({k: v for k, v in result.summary().items() if k != "seconds"})
-if len(result.failed):
-    display(result.failed[["model", "perturbation", "error"]])
 
 # %% [markdown]
 # ## Accuracy and confidence against severity
@@ -164,14 +154,7 @@ if len(result.failed):
 # level; level 0 is the clean image. A gap that opens between the two lines is over-confidence.
 
 # %%
-pred["family"] = pred["task"]
-clean = pred[pred.perturbation == "clean"]
-curves = []
-for name in CONDITIONS:
-    sub = pd.concat([clean.assign(perturbation=name), pred[pred.perturbation == name]])
-    curves.append(sub.groupby(["model", "perturbation", "level"], as_index=False)
-                  .agg(accuracy=("correct", "mean"), confidence=("confidence", "mean"), n=("item_id", "size")))
-curves = pd.concat(curves, ignore_index=True)
+curves = score.severity_curves(pred, list(CONDITIONS), by=["model"])
 names = list(CONDITIONS)
 ncol = min(3, len(names))
 nrow = int(np.ceil(len(names) / ncol))
@@ -197,12 +180,8 @@ plt.show()
 # count) should fall first; colour questions survive blur but not contrast loss.
 
 # %%
-fam_curves = (pred[pred.perturbation != "clean"].groupby(["model", "family", "level"], as_index=False)
-              .agg(accuracy=("correct", "mean"), confidence=("confidence", "mean")))
-fam_clean = clean.groupby(["model", "family"], as_index=False).agg(accuracy=("correct", "mean"),
-                                                                   confidence=("confidence", "mean"))
-fam_curves = pd.concat([fam_clean.assign(level=0), fam_curves], ignore_index=True).sort_values(
-    ["model", "family", "level"])
+fam_curves = score.severity_curves(pred, list(CONDITIONS), by=["model", "task"], pooled=True).rename(
+    columns={"task": "family"})
 fams = sorted(set(fam_curves.family), key=lambda f: (synth.FAMILIES.index(f) if f in synth.FAMILIES else 99, f))
 fig, axes = plt.subplots(1, len(MODELS), figsize=(4.2 * len(MODELS), 3.2), sharey=True, squeeze=False)
 for ax, m in zip(axes[0], MODELS, strict=True):
@@ -247,7 +226,7 @@ for c, (_, it) in enumerate(shown.iterrows()):
             bars = axes[1, c].bar(k + (j - 0.5) * 0.38, p, width=0.38, color=figures.PALETTE[j], label=label)
             bars[it.answer_idx].set_edgecolor("black")
             bars[it.answer_idx].set_linewidth(1.2)
-    axes[1, c].set_xticks(k, [f"{models.LETTERS[i]}. {o}"[:14] for i, o in enumerate(it.options)], rotation=40,
+    axes[1, c].set_xticks(k, [f"{schema.LETTERS[i]}. {o}"[:14] for i, o in enumerate(it.options)], rotation=40,
                           fontsize=6, ha="right")
     axes[1, c].set_ylim(0, 1)
 axes[1, 0].set_ylabel(f"p (method {method0})")
@@ -268,43 +247,25 @@ plt.show()
 # %%
 sub_items = items.groupby("task", group_keys=False).head(int(np.ceil(agreement_items / items.task.nunique())))
 sub_items = sub_items.head(agreement_items).reset_index(drop=True)
-clean_imgs = [data.load_image(r) for r in sub_items.image_ref]
-bad_imgs = [corrupt.apply(im, AGREE_NAME, AGREE_LEVEL, seed=seed, key=r.item_id,
-                          depth=data.load_depth(r.depth_ref) if corrupt.info(AGREE_NAME).needs_depth else None)
-            for im, r in zip(clean_imgs, sub_items.itertuples(), strict=True)]
 parts = []
-for m, lm in loaded.items():
-    for cond, lvl, imgs in [("clean", 0, clean_imgs), (AGREE_NAME, AGREE_LEVEL, bad_imgs)]:
-        for meth in ["letter", "loglik", "sample"]:
-            try:
-                parts.append(score.predict(lm, sub_items, imgs, methods=[meth], template=template, seed=seed,
-                                           perturbation=cond, level=lvl, batch_size=batch_size,
-                                           n_samples=n_samples, temperature=temperature, model_name=m))
-            except models.LetterTokenError as exc:
-                print(f"{m}: letter scoring unavailable ({exc})")
+for meth in ["letter", "loglik", "sample"]:  # one sweep per method: a model without single-token letters
+    res = sweep.predictions(MODELS, sub_items, {AGREE_NAME: [AGREE_LEVEL]}, methods=[meth], allow_failed=True,
+                            **SWEEP)  # loses only its letter scores
+    for r in res.failed.itertuples():
+        print(f"{r.model}: {meth} scoring unavailable ({r.error})")
+    parts.append(res.table)
 agree_pred = pd.concat(parts, ignore_index=True)
-rows = []
-for (m, cond), g in agree_pred.groupby(["model", "perturbation"], sort=False):
-    wide = g.pivot(index="item_id", columns="method", values="probs")
-    have = [x for x in ["letter", "loglik", "sample"] if x in wide.columns]
-    for i, a in enumerate(have):
-        for b in have[i + 1:]:
-            pa, pb = wide[a].map(np.asarray), wide[b].map(np.asarray)  # K differs between items
-            same = [score.argmax_low(x) == score.argmax_low(y) for x, y in zip(pa, pb, strict=True)]
-            tv = [0.5 * np.abs(x - y).sum() for x, y in zip(pa, pb, strict=True)]
-            rows.append({"model": m, "condition": cond, "pair": f"{a} vs {b}",
-                         "same argmax": float(np.mean(same)), "mean TV distance": float(np.mean(tv))})
-agreement = pd.DataFrame(rows)
+agreement = score.method_agreement(agree_pred, by=["model", "perturbation"], methods=["letter", "loglik", "sample"])
 display(agreement.round(3))
 acc = agree_pred.groupby(["model", "perturbation", "method"], as_index=False).agg(
     accuracy=("correct", "mean"), confidence=("confidence", "mean"), unparsed=("unparsed_rate", "mean"))
 display(acc.round(3))
 
 fig, ax = plt.subplots(figsize=(6.4, 2.9))
-lab = agreement.model + " · " + agreement.condition
+lab = agreement.model + " · " + agreement.perturbation
 for i, (pair_name, g) in enumerate(agreement.groupby("pair", sort=False)):
     x = np.arange(len(g)) + i * 0.25
-    ax.bar(x, g["same argmax"], width=0.25, color=figures.PALETTE[i], label=pair_name)
+    ax.bar(x, g["same_argmax"], width=0.25, color=figures.PALETTE[i], label=pair_name)
 ax.set_xticks(np.arange(len(lab.unique())) + 0.25, lab.unique(), rotation=20, ha="right", fontsize=7)
 ax.set(ylabel="same argmax", ylim=(0, 1.05), title="agreement of the scoring methods")
 ax.legend(fontsize=7, loc="lower right")
@@ -315,13 +276,14 @@ plt.show()
 # %% [markdown]
 # ## Results
 #
-# The predictions table of the sweep (one row per model, item, perturbation, level and method; its columns
-# are documented in `vlmrobust.score.table`) is what notebooks 04–07 read. Written to `results/03_scoring/`:
-# `predictions.parquet`, `curves.csv`, `family_curves.csv`, `agreement.csv`, `agreement_predictions.parquet`,
-# and an environment snapshot.
+# Written to `results/03_scoring/`: the predictions table of the sweep (`predictions.parquet`, one row per
+# model, item, perturbation, level and method; columns documented in `vlmrobust.schema`), the curves
+# (`curves.csv`, `family_curves.csv`), the method comparison (`agreement.csv`,
+# `agreement_predictions.parquet`) and an environment snapshot. Other notebooks do not read these files:
+# they ask `vlmrobust.sweep.predictions` for what they need, which reads the same cached shards.
 
 # %%
-pred.drop(columns=["family"]).to_parquet(OUT / "predictions.parquet", index=False)
+pred.to_parquet(OUT / "predictions.parquet", index=False)
 curves.to_csv(OUT / "curves.csv", index=False, float_format="%.6g")
 fam_curves.to_csv(OUT / "family_curves.csv", index=False, float_format="%.6g")
 agreement.to_csv(OUT / "agreement.csv", index=False, float_format="%.6g")

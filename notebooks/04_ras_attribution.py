@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
 # %% [markdown]
 # # 04 · RAS attribution: where corruption damages prediction structure
 #
@@ -13,33 +21,29 @@
 #   model organisms show the paper's patterns.
 
 # %%
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
-from matplotlib.patches import Ellipse
 from scipy.ndimage import gaussian_filter
 
-from vlmrobust import corrupt, figures, metrics, params, paths, repro
-from vlmrobust import models as vlm_models
+from vlmrobust import corrupt, figures, metrics, params, paths, repro, schema, sweep, synth
 from vlmrobust.metrics.simulate import simulate_predictions
 
 NB_ID = "04_ras_attribution"
 figures.use_style()
 
 # %% tags=["parameters"]
-source: str = "zoo"  # predictions from: zoo (score models with the sweep engine) or simulate (no model)
-models: list[str] = []  # zoo names, model folders or hub ids (empty: every organism in the zoo)
-items_tsv: str = ""  # VLMEvalKit-style multiple-choice TSV, relative to the repository root (empty: synthetic items)
-perturbations: list[str] = []  # corruptions (empty: the ImageNet-C part of corrupt.default_sweep())
-levels: list[int] = [1, 2, 3, 4, 5]  # severities (trajectories need all of them)
-method: str = "default"  # scoring method: default (each organism's own), letter or loglik
-n_per_family: int = 10  # questions per synthetic task family (10 and seed 0 reuse notebook 03's cached shards)
+predictions_from: str = "sweep"  # sweep (score the models) or simulate (a generative story, no model)
+models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated organisms
+items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet or hf:<dataset>[:<split>]
+n_per_family: int = 10  # synthetic items per task family
 image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
+max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
+perturbations: list = []  # corruptions (empty: the ImageNet-C part of corrupt.default_sweep())
+levels: list = [1, 2, 3, 4, 5]  # severities (trajectories need all of them)
+method: str = "default"  # scoring method: default (each organism's own), letter or loglik
 seed: int = 0  # seed of the item table, the corruptions and the bootstrap
-sweep_dir: str = ""  # shard cache folder (empty: results/03_scoring/sweep, shared with notebook 03)
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
 n_boot: int = 1000  # bootstrap resamples of the questions for Table II intervals (0: none)
 ci: float = 0.95  # bootstrap interval coverage
@@ -49,7 +53,7 @@ sim_models: int = 4  # simulate only: number of simulated models
 sim_items: int = 300  # simulate only: number of simulated questions
 
 # %%
-source = params.check("source", source, str, choices=["zoo", "simulate"])
+predictions_from = params.check("predictions_from", predictions_from, str, choices=["sweep", "simulate"])
 IMAGENET_C = list(corrupt.manifest("imagenet_c"))
 default_perts = [p for p in corrupt.default_sweep() if p in IMAGENET_C]
 perturbations = params.check_list("perturbations", perturbations, str, choices=IMAGENET_C, min_len=0) or default_perts
@@ -58,7 +62,8 @@ if sorted(levels) != levels:
     raise params.ParameterError(f"parameter 'levels' must be increasing, got {levels}")
 method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
 n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=10_000)
-image_size = params.check("image_size", image_size, int, lo=16, hi=1024)
+image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
+max_items = params.check("max_items", max_items, int, lo=0)
 seed = params.check("seed", seed, int, lo=0)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
 n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
@@ -67,64 +72,39 @@ boundary_tol = params.check("boundary_tol", boundary_tol, float, lo=0.0, hi=0.5)
 mixed_tol = params.check("mixed_tol", mixed_tol, float, lo=0.0, hi=1.0)
 sim_models = params.check("sim_models", sim_models, int, lo=1, hi=26)
 sim_items = params.check("sim_items", sim_items, int, lo=2, hi=1_000_000)
-
-
-if source == "zoo":
-    ZOO = vlm_models.zoo_names()
-    models = params.check_list("models", models, str, min_len=0) or ZOO
-    if not models:
-        raise params.ParameterError("parameter 'models' is empty and the zoo has no organism; name model folders or "
-                                    "hub ids, or use source='simulate'")
-    for m in models:
-        if m not in ZOO and not Path(m).is_dir() and m.count("/") != 1:
-            raise params.ParameterError(f"parameter 'models' has {m!r}: use a zoo name {ZOO}, a model folder or a "
-                                        "hub id 'org/name'")
+if predictions_from == "sweep":
+    MODELS = sweep.resolve_models(models)
+    sweep.item_source_kind(items_source)  # checks the source before any work
 else:
-    models = [f"sim-{chr(ord('a') + i)}" for i in range(sim_models)]
+    MODELS = [f"sim-{chr(ord('a') + i)}" for i in range(sim_models)]
 FAMILY = {p: corrupt.info(p).family for p in perturbations}
-SWEEP_DIR = paths.results_dir("03_scoring") / "sweep" if not sweep_dir else paths.results_root() / sweep_dir
 OUT = paths.results_dir(NB_ID)
-COLORS = figures.model_colors(models)
+COLORS = figures.model_colors(MODELS)
 repro.seed_everything(seed)
-print(f"source={source}; models={models}\nperturbations={perturbations} at levels {levels}")
-if source == "zoo":  # selector organisms were built for notebook 01, evaluated ones for notebooks 03-07
-    print("evaluated organisms:", [m for m in models if m in vlm_models.zoo_names(role="evaluated")])
+print(f"predictions from {predictions_from}; models {MODELS}\nperturbations {perturbations} at levels {levels}")
 
 # %% [markdown]
 # ## The predictions table
 #
-# With `source="zoo"` the sweep engine scores every organism on the synthetic items, clean and under each
-# corruption and severity, and caches one parquet shard per (model, corruption). Shards are keyed by
-# everything that determines them, so notebook 03's cache is reused when its items, models and conditions
-# match. With `source="simulate"` a small generative story stands in for the models (for teaching the
+# With `predictions_from="sweep"` the models score the items clean and under each corruption and severity
+# through `vlmrobust.sweep.predictions`, the entry point every notebook shares: shards another notebook
+# already computed (notebook 03 with the same items, models and conditions) are read from the shared cache.
+# With `predictions_from="simulate"` a small generative story stands in for the models (for teaching the
 # metrics without a model; its numbers say nothing about VLMs).
 
 # %%
-if source == "zoo":
-    from vlmrobust import sweep, synth
-
-    if items_tsv:
-        from vlmrobust import data
-
-        tsv = Path(items_tsv) if Path(items_tsv).is_absolute() else paths.REPO_ROOT / items_tsv
-        if not tsv.is_file():
-            raise FileNotFoundError(f"parameter 'items_tsv': no file {tsv} (a relative path is read from the repository root)")
-        items = data.load_tsv(tsv)
-    else:
-        items = synth.generate(n_per_family, seed, size=image_size)
-    spec = sweep.SweepSpec(models=models, items=items, conditions={p: levels for p in perturbations},
-                           methods=None if method == "default" else [method], seed=seed,
-                           torch_threads=torch_threads)
-    result = sweep.run_sweep(spec, SWEEP_DIR)
-    if len(result.failed):
-        display(result.failed)
-        raise RuntimeError(f"{len(result.failed)} sweep shard(s) failed; see their .error.json in {SWEEP_DIR}")
+if predictions_from == "sweep":
+    items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
+                              max_items=max_items)
+    result = sweep.predictions(MODELS, items, {p: levels for p in perturbations},
+                               methods=None if method == "default" else [method], seed=seed,
+                               torch_threads=torch_threads)
     pred = result.table
     print(result.summary())
 else:
-    pred = simulate_predictions(sim_items, models=models, perturbations=perturbations, levels=levels,
+    pred = simulate_predictions(sim_items, models=MODELS, perturbations=perturbations, levels=levels,
                                 rng=repro.rng(NB_ID, "simulate", seed))
-pred = pred[pred["perturbation"].isin(["clean", *perturbations]) & pred["level"].isin([0, *levels])]
+pred = pred[pred["perturbation"].isin([schema.CLEAN, *perturbations]) & pred["level"].isin([0, *levels])]
 print(f"{len(pred):,} prediction rows; methods: {sorted(pred['method'].unique())}")
 
 # %% [markdown]
@@ -170,29 +150,20 @@ display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "
 # (ΔC < 0, ΔS > 0), *supported improvement* (ΔC < 0, ΔS < 0).
 
 # %%
-REGIME_TITLES = {"worse-flatter": "weakened support", "worse-sharper": "overconfident degradation",
-                 "better-flatter": "hesitant support", "better-sharper": "supported improvement"}
-REGIME_STATES = {"worse-flatter": ["cc"], "worse-sharper": ["cw", "ww"], "better-flatter": ["wc"],
-                 "better-sharper": ["wc", "cc"]}
-state_str = pairs["state"].astype(str).to_numpy()
-regime = metrics.regime_of(pairs["dS"].to_numpy(), pairs["dC"].to_numpy(), boundary_tol)
-depth = np.minimum(pairs["dS"].abs().to_numpy(), pairs["dC"].abs().to_numpy())
+examples = metrics.regime_examples(pairs, boundary_tol)
 fig, axes = plt.subplots(1, 4, figsize=(11, 2.7))
-for ax, (code, name) in zip(axes, enumerate(metrics.REGIMES[:4]), strict=True):
-    idx = np.flatnonzero((regime == code) & np.isin(state_str, REGIME_STATES[name]))
-    if not len(idx):
-        idx = np.flatnonzero(regime == code)
-    ax.set_title(REGIME_TITLES[name], fontsize=9)
-    if not len(idx):
+for ax, name in zip(axes, metrics.REGIMES[:4], strict=True):
+    ax.set_title(metrics.REGIME_NAMES[name], fontsize=9)
+    if examples[name] is None:
         ax.text(0.5, 0.5, "no pair in this regime", ha="center", transform=ax.transAxes)
         continue
-    row = pairs.iloc[idx[np.argmax(depth[idx])]]
+    row = pairs.iloc[examples[name]]
     p0 = np.asarray(pred["probs"].iloc[row["row_clean"]], dtype=float)
     p1 = np.asarray(pred["probs"].iloc[row["row"]], dtype=float)
     x = np.arange(len(p0))
     ax.bar(x - 0.2, p0, 0.4, label="clean", color="#999999")
     ax.bar(x + 0.2, p1, 0.4, label=f"{row['perturbation']} s{row['level']}", color="#D55E00")
-    ax.set_xticks(x, [("✓" if k == row["answer_idx"] else "") + "ABCDE"[k] for k in x])
+    ax.set_xticks(x, [("✓" if k == row["answer_idx"] else "") + schema.LETTERS[k] for k in x])
     ax.set_ylim(0, 1)
     ax.set_xlabel(f"{row['state']}: ΔS={row['dS']:+.2f}  ΔC={row['dC']:+.2f}  RAS={row['RAS']:+.2f}", fontsize=8)
     ax.legend(fontsize=7, loc="upper right")
@@ -254,7 +225,6 @@ display(t3_models.pivot(index="model", columns="state", values="RAS").round(3).r
 # %%
 STATE_NAMES = {"cc": "correct → correct", "cw": "correct → wrong", "wc": "wrong → correct",
                "ww": "wrong → wrong"}
-CORE = np.sqrt(-2 * np.log(1 - 0.5))  # radius of the 50 % region of a 2-D standard Gaussian
 fig, axes = plt.subplots(1, 4, figsize=(12, 3.3), sharex=True, sharey=True)
 edges = np.linspace(-1, 1, 81)
 for ax, st in zip(axes, metrics.STATES, strict=True):
@@ -270,15 +240,9 @@ for ax, st in zip(axes, metrics.STATES, strict=True):
             ax.contour(centers, centers, h.T / h.max(), levels=[0.05, 0.2, 0.5, 0.8], colors="0.55",
                        linewidths=0.7)
     for m, g in sub.groupby("model", observed=True):
-        if len(g) < 3:
-            continue
-        mu = g[["dS", "dC"]].mean().to_numpy()
-        cov = np.cov(g[["dS", "dC"]].to_numpy().T) + 1e-12 * np.eye(2)
-        vals, vecs = np.linalg.eigh(cov)
-        angle = np.degrees(np.arctan2(vecs[1, 1], vecs[0, 1]))
-        ax.add_patch(Ellipse(mu, 2 * CORE * np.sqrt(vals[1]), 2 * CORE * np.sqrt(vals[0]), angle=angle,
-                             fill=False, color=COLORS[m], lw=1.3, label=m))
-        ax.plot(*mu, "o", color=COLORS[m], ms=3)
+        xy = g[["dS", "dC"]].to_numpy()
+        if figures.cov_ellipse(ax, xy, 0.5, color=COLORS[m], lw=1.3, label=m) is not None:
+            ax.plot(*xy.mean(axis=0), "o", color=COLORS[m], ms=3)
     ax.text(0.03, 0.97, f"mean RAS {sub['RAS'].mean():+.3f}" if len(sub) else "empty", transform=ax.transAxes,
             va="top", fontsize=8, bbox=dict(boxstyle="round", fc="white", ec="0.7"))
     ax.set_xlabel("ΔS (flatter →)")
@@ -452,60 +416,14 @@ display(t6.round(3))
 # %% [markdown]
 # ## The paper's four observations, checked on these models
 #
-# Each observation becomes a check with numbers. They are read on the models at hand: a check that fails says
-# the organisms (or the simulation) do not show the pattern, not that the paper is wrong.
+# Each observation becomes a check with numbers (`vlmrobust.metrics.bench_c_observations`; the rule of each
+# check is in the table). A loss trajectory counts as overconfident when its medians have ΔS̃ < 0 *and*
+# ΔC̃ > 0 (alignment worse while the distribution sharpens), a correction as hesitant when ΔS̃ > 0 and
+# ΔC̃ < 0. They are read on the models at hand: a check that fails says the organisms (or the simulation)
+# do not show the pattern, not that the paper is wrong.
 
 # %%
-pooled = t3.set_index("state")
-checks = []
-n_shift = int((t6[["abs_dr", "delta_acc_dr", "rel_rob_dr"]] != 0).to_numpy().sum())
-cc_ras = float(pooled.loc["cc", "RAS"])
-checks.append({
-    "observation": "1. answer stability can hide structural instability",
-    "check": "still-correct pairs (Q_cc) lose support on average (mean RAS < 0), and response ranks differ from "
-             "RAS ranks somewhere (Table VI)",
-    "numbers": f"Q_cc: share {pooled.loc['cc', 'share']:.1%}, mean RAS {cc_ras:+.4f}, mean ΔC "
-               f"{pooled.loc['cc', 'dC']:+.4f}; non-zero rank shifts: {n_shift} of {3 * len(t6)}",
-    "reproduced": bool(cc_ras < 0 and n_shift > 0),
-})
-mixed = t2["mixed_pct"]
-r_c, r_w = t2["R_c"], t2["R_w"]
-checks.append({
-    "observation": "2. apparent accuracy gains are not always structural gains",
-    "check": "wrong→correct pairs gain (Q_wc RAS > 0) while clean-correct pairs lose (R_c < 0 for every model), "
-             "and mixed cells (R_c < 0, R_w > 0) occur",
-    "numbers": f"Q_wc RAS {pooled.loc['wc', 'RAS']:+.3f} (share {pooled.loc['wc', 'share']:.1%}); R_c "
-               f"{r_c.min():+.3f}..{r_c.max():+.3f}; R_w {r_w.min():+.3f}..{r_w.max():+.3f}; "
-               f"mixed cells {mixed.min():.0f}–{mixed.max():.0f} %",
-    "reproduced": bool(pooled.loc["wc", "RAS"] > 0 and (r_c < 0).all() and (mixed > 0).any()),
-})
-loss = traj[traj["klass"].isin(["transient loss", "persistent loss"])]
-corr_ = traj[traj["klass"].isin(["transient correction", "persistent correction"])]
-over = float((loss["dS_med"] < 0).mean()) if len(loss) else float("nan")
-hes = float(((corr_["dS_med"] > 0) & (corr_["dC_med"] < 0)).mean()) if len(corr_) else float("nan")
-spread = tsum[tsum["klass"].isin(CHANGE) & (tsum["n"] >= 5)].groupby("klass", observed=True)["RAS"].agg(
-    lambda s: s.max() - s.min())
-checks.append({
-    "observation": "3. same answer paths can differ in support",
-    "check": "within loss trajectories some are overconfident (median ΔS < 0), within correction trajectories some "
-             "are hesitant (median ΔS > 0, ΔC < 0), and some class's RAS differs between models by more than 0.02",
-    "numbers": f"overconfident share of loss trajectories {over:.1%}; hesitant share of correction trajectories "
-               f"{hes:.1%}; class-RAS spread across models: "
-               + ", ".join(f"{k} {v:.3f}" for k, v in spread.items()),
-    "reproduced": bool(over > 0 and hes > 0 and len(spread) and spread.max() > 0.02),
-})
-by_level = cells.groupby("level")[["R_c", "R_w"]].mean()
-slope_c = float(np.polyfit(by_level.index, by_level["R_c"], 1)[0]) if len(by_level) > 1 else float("nan")
-slope_w = float(np.polyfit(by_level.index, by_level["R_w"], 1)[0]) if len(by_level) > 1 else float("nan")
-checks.append({
-    "observation": "4. stronger corruption can make wrong answers look better",
-    "check": "R_w rises with severity while R_c falls, and |R_w| stays below |R_c| (cell means per severity)",
-    "numbers": "R_c by severity " + " ".join(f"{v:+.3f}" for v in by_level["R_c"]) + f" (slope {slope_c:+.4f}); "
-               "R_w " + " ".join(f"{v:+.3f}" for v in by_level["R_w"]) + f" (slope {slope_w:+.4f})",
-    "reproduced": bool(slope_w > 0 and slope_c < 0
-                       and (by_level["R_w"].abs() < by_level["R_c"].abs()).all()),
-})
-obs = pd.DataFrame(checks)
+obs = metrics.bench_c_observations(t2, t3, t6, traj, tsum, cells)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 

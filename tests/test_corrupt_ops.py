@@ -104,9 +104,6 @@ def test_overlays_share_their_geometry_and_differ_only_in_content(img):
 
 
 def test_overlay_letters_exclude_the_prediction():
-    from vlmrobust import data
-
-    assert overlays.LETTERS == data.LETTERS
     assert overlays.overlay_levels(0, 4) == [2, 3, 4]
     assert overlays.overlay_levels(2, 4) == [1, 2, 4]
     assert overlays.overlay_levels(1, 2) == [1]

@@ -285,11 +285,11 @@ def test_probs_matrix_from_padded_array_and_lists():
 
 
 def test_simulated_predictions_follow_the_table_contract():
-    from vlmrobust.score import COLUMNS
+    from vlmrobust.schema import PRED_COLUMNS
 
     a = simulate_predictions(9, models=("x", "y"), perturbations=("fog",), levels=(1, 2), rng=rng("sim", 3))
     b = simulate_predictions(9, models=("x", "y"), perturbations=("fog",), levels=(1, 2), rng=rng("sim", 3))
-    assert list(a.columns) == list(COLUMNS)
+    assert list(a.columns) == list(PRED_COLUMNS)
     assert len(a) == 2 * 9 * 3
     assert all(len(p) == k for p, k in zip(a["probs"], a["K"], strict=True))
     np.testing.assert_allclose([p.sum() for p in a["probs"]], 1.0)

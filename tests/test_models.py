@@ -8,7 +8,8 @@ import pytest
 import torch
 from twins import save_twin, tiny_llava, word_tokenizer
 
-from vlmrobust import models
+from vlmrobust import models, schema
+from vlmrobust.models import zoo
 
 torch.set_num_threads(1)
 
@@ -103,15 +104,15 @@ def test_continuation_ids_in_context():
     assert tok.convert_ids_to_tokens(models.continuation_ids(tok, "ASSISTANT:", " red circle")) == ["red", "circle"]
 
 
-def test_read_answer_format(tmp_path):
-    assert models.read_answer_format(tmp_path) is None
+def test_answer_format_from_meta_or_card(tmp_path):
+    assert zoo.answer_format(tmp_path) is None
     (tmp_path / "README.md").write_text("---\nlicense: mit\nanswer_format: text\n---\n# card\n")
-    assert models.read_answer_format(tmp_path) == "text"
+    assert zoo.answer_format(tmp_path) == "text"
     (tmp_path / "vlmrobust.json").write_text(json.dumps({"answer_format": "letters"}))
-    assert models.read_answer_format(tmp_path) == "letters"
+    assert zoo.answer_format(tmp_path) == "letters"
     (tmp_path / "vlmrobust.json").write_text(json.dumps({"answer_format": "words"}))
     with pytest.raises(ValueError, match="answer_format"):
-        models.read_answer_format(tmp_path)
+        zoo.answer_format(tmp_path)
 
 
 def test_default_method_follows_answer_format():
@@ -151,44 +152,9 @@ def test_load_rejects_bad_arguments(tmp_path):
         models.load("x/y", answer_format="json")
 
 
-@pytest.mark.parametrize("name", models.zoo_names() or ["<no zoo yet>"])
+@pytest.mark.parametrize("name", zoo.names())
 def test_zoo_organisms_load_with_a_declared_format(name):
-    if name == "<no zoo yet>":
-        pytest.skip("the zoo has no organisms yet")
     lm = models.load(name)
-    assert lm.answer_format in ("letters", "text") and lm.source == "zoo"
-    assert models.read_answer_format(models.zoo_dir() / name) is not None
-
-
-def test_zoo_names_filter_by_role(tmp_path, monkeypatch):
-    for name, role in (("a", "evaluated"), ("b", "selector"), ("c", None)):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "config.json").write_text("{}")
-        if role:
-            (tmp_path / name / "vlmrobust.json").write_text(json.dumps({"answer_format": "letters", "role": role}))
-    (tmp_path / "not-a-model").mkdir()
-    monkeypatch.setattr(models.loading, "zoo_dir", lambda: tmp_path)
-    assert models.zoo_names() == ["a", "b", "c"]
-    assert models.zoo_names("evaluated") == ["a", "c"]
-    assert models.zoo_names("selector") == ["b"]
-
-
-@pytest.mark.parametrize("builder", ["tiny_qwen2_vl", "tiny_idefics3", "tiny_llava_onevision", "tiny_gemma3"])
-def test_load_real_architecture_folders(builder, tmp_path):
-    """Saved twins load through AutoProcessor / AutoModelForImageTextToText (video processors skipped
-    where torchvision is missing) and give the in-memory model's logits."""
-    import numpy as np
-    import twins
-
-    model, proc = getattr(twins, builder)()
-    lm = models.load(twins.save_twin(model, proc, tmp_path / builder))
-    assert type(lm.processor).__name__ == type(proc).__name__
-    assert type(lm.model).__name__ == type(model).__name__
-    prompt = models.build_prompt(lm.processor, "What colour is the object?", ["red", "blue"])
-    assert prompt == models.build_prompt(proc, "What colour is the object?", ["red", "blue"])
-    img = [[np.full((40, 48, 3), 90, np.uint8)]]
-    a = lm.processor(images=img, text=[prompt], add_special_tokens=False, return_tensors="pt")
-    b = proc(images=img, text=[prompt], add_special_tokens=False, return_tensors="pt")
-    assert torch.equal(a["input_ids"], b["input_ids"])
-    with torch.inference_mode():
-        torch.testing.assert_close(lm.model(**a).logits, model(**b).logits)
+    assert lm.answer_format in schema.ANSWER_FORMATS and lm.source == "zoo"
+    assert zoo.answer_format(name) == lm.answer_format
+    assert lm.revision == zoo.folder_revision(zoo.folder(name))

@@ -10,7 +10,7 @@ import pytest
 import torch
 import twins
 
-from vlmrobust import models, score
+from vlmrobust import models, schema, score
 
 torch.set_num_threads(1)
 
@@ -52,7 +52,7 @@ def llava():
 def test_every_method_on_every_architecture(lm):
     items, imgs = _items(), _images(5)
     df = score.predict(lm, items, imgs, methods=list(score.METHODS), n_samples=3, max_new_tokens=3, batch_size=3)
-    assert list(df.columns) == list(score.COLUMNS)
+    assert list(df.columns) == list(schema.PRED_COLUMNS)
     assert len(df) == len(items) * len(score.METHODS)
     for _, r in df.iterrows():
         p = np.asarray(r.probs)
@@ -218,10 +218,8 @@ def test_text_format_defaults_to_loglik(llava):
     assert (df.method == "loglik").all()
 
 
-@pytest.mark.parametrize("name", models.zoo_names() or ["<no zoo yet>"])
+@pytest.mark.parametrize("name", models.zoo.names())
 def test_every_method_on_the_zoo(name):
-    if name == "<no zoo yet>":
-        pytest.skip("the zoo has no organisms yet")
     lm = models.load(name)
     df = score.predict(lm, _items(), _images(5, seed=1), methods=list(score.METHODS), n_samples=3)
     assert len(df) == 5 * len(score.METHODS)

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from vlmrobust import data, repro, synth
+from vlmrobust import data, repro, schema, synth
 
 N = 24  # items per family in the shared table
 
@@ -20,7 +20,7 @@ def table():
 
 def test_table_follows_the_item_schema(table):
     data.validate_items(table)
-    assert list(table.columns) == list(data.ITEM_COLUMNS)
+    assert list(table.columns) == list(schema.ITEM_COLUMNS)
     assert (table["source"] == "synth").all()
     assert table["item_id"].is_unique
     assert set(table["task"]) == set(synth.FAMILIES)
@@ -101,11 +101,11 @@ def test_abstain_option_is_appended_last(abstain):
     data.validate_items(t)
     for row in t.itertuples():
         assert row.abstain_idx == len(row.options) - 1
-        assert row.options[-1] == synth.ABSTAIN_TEXTS[abstain]
+        assert row.options[-1] == schema.ABSTAIN_TEXTS[abstain]
         assert row.answer_idx != row.abstain_idx
         assert f"abstain={abstain}" in row.image_ref
-    assert synth.ABSTAIN_TEXTS["unclear"] == "I cannot tell, the image is too unclear to decide."
-    assert synth.ABSTAIN_TEXTS["dont_know"] == "I don't know"
+    assert schema.ABSTAIN_TEXTS["unclear"] == "I cannot tell, the image is too unclear to decide."
+    assert schema.ABSTAIN_TEXTS["dont_know"] == "I don't know"
     plain = synth.generate(4, seed=1)
     assert list(plain["question"]) == list(t["question"])  # same scenes, only the extra option
 
@@ -138,7 +138,7 @@ def test_vocabulary_covers_every_generated_text(table):
 
 
 def test_sign_characters_never_collide_with_option_letters():
-    assert not set(synth.SIGN_CHARS) & set("ABCDE")
+    assert not set(synth.SIGN_CHARS) & set(schema.OPTION_LETTERS)
     assert len(synth.SIGN_CHARS) >= 20
 
 

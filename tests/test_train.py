@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from vlmrobust import models, repro, synth
+from vlmrobust.schema import OPTION_LETTERS
 from vlmrobust.train import (
-    LETTERS,
     ModelSpec,
     build_model,
     build_processor,
@@ -36,7 +36,7 @@ def proc(tok):
 def test_letters_and_digits_are_single_tokens(tok, proc):
     prompt = models.build_prompt(proc, "What colour is the object inside the red box?", ["red", "blue", "green"])
     ids = models.letter_token_ids(tok, prompt, 5)
-    assert ids == [tok.convert_tokens_to_ids(c) for c in LETTERS]
+    assert ids == [tok.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
     for d in "0123456789":
         assert len(tok(d, add_special_tokens=False)["input_ids"]) == 1
     assert tok.unk_token_id not in tok("red circle A. B. 4 I don't know", add_special_tokens=False)["input_ids"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from vlmrobust import models
+from vlmrobust import models, schema
 
 BASE_WORDS = (
     "what colour is the object which shape how many objects are there where left right above below "
@@ -28,7 +28,7 @@ BASE_WORDS = (
     "how confident you that number 0 100 in format confidence n 80 90 50 it s t is there "
     "user assistant model system"
 ).split()
-LETTER_WORDS = list("ABCDE")
+LETTER_WORDS = list(schema.OPTION_LETTERS)
 PUNCT = list(".,:;?!'()\n")
 
 

@@ -1,22 +1,7 @@
 """The item table, image references and real-data loaders.
 
-The item table has one row per multiple-choice question (DESIGN.md):
-
-===========  ======================================================================
-column       meaning
-===========  ======================================================================
-item_id      unique string id
-source       ``"synth"`` or the dataset's name
-task         task family (``colour``, ``count``, ... or the benchmark's own)
-category     the benchmark category the family stands for
-question     question text, without options
-options      list of K option texts (2 <= K <= 5), shown as letters A, B, ...
-answer_idx   index of the correct option in ``options``
-image_ref    where the image comes from: ``synth://...``, a file path, or ``b64:...``
-depth_ref    where metric ray distance comes from (``synth://...``) or ``None``
-abstain_idx  index of the abstain option, -1 when there is none
-meta         JSON text with ground truth and provenance
-===========  ======================================================================
+The item table has one row per multiple-choice question; its columns are
+:data:`vlmrobust.schema.ITEM_COLUMNS` (documented there).
 
 :func:`load_image` turns any ``image_ref`` into a uint8 ``H×W×3`` array; a
 corrupt or unreadable image raises :class:`ImageError` naming the reference.
@@ -37,16 +22,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .schema import ITEM_COLUMNS, OPTION_LETTERS
+
 __all__ = [
-    "ITEM_COLUMNS", "LETTERS", "ImageError", "ItemTableError", "validate_items", "load_image",
+    "ImageError", "ItemTableError", "validate_items", "load_image",
     "load_depth", "decode_image", "load_tsv", "load_hf_dataset",
 ]
 
-ITEM_COLUMNS = (
-    "item_id", "source", "task", "category", "question", "options", "answer_idx",
-    "image_ref", "depth_ref", "abstain_idx", "meta",
-)
-LETTERS = "ABCDE"
 MAX_PIXELS = 50_000_000  # refuse decompression bombs before decoding
 
 
@@ -78,8 +60,8 @@ def validate_items(items: pd.DataFrame) -> pd.DataFrame:
         if not isinstance(opts, (list, tuple, np.ndarray)) or len(opts) == 0:
             raise ItemTableError(f"item {row.item_id!r}: options must be a non-empty list, got {opts!r}")
         k = len(opts)
-        if not 2 <= k <= len(LETTERS):
-            raise ItemTableError(f"item {row.item_id!r}: {k} options; allowed 2..{len(LETTERS)}")
+        if not 2 <= k <= len(OPTION_LETTERS):
+            raise ItemTableError(f"item {row.item_id!r}: {k} options; allowed 2..{len(OPTION_LETTERS)}")
         if any(not isinstance(o, str) or not o.strip() for o in opts):
             raise ItemTableError(f"item {row.item_id!r}: every option must be non-empty text, got {list(opts)!r}")
         if len(set(opts)) != k:
@@ -197,9 +179,9 @@ def load_tsv(path: str | os.PathLike, source: str | None = None, max_items: int 
     for _, r in table.iterrows():
         if max_items is not None and len(rows) >= max_items:
             break
-        options = [r[c].strip() for c in LETTERS if c in table.columns and str(r[c]).strip()]
+        options = [r[c].strip() for c in OPTION_LETTERS if c in table.columns and str(r[c]).strip()]
         letter = str(r["answer"]).strip().upper()
-        if len(options) < 2 or letter not in LETTERS[: len(options)]:
+        if len(options) < 2 or letter not in OPTION_LETTERS[: len(options)]:
             raise ItemTableError(f"{path.name}: row index={r['index']!r} has answer {letter!r} and {len(options)} options")
         question = r["question"].strip()
         if "hint" in table.columns and str(r["hint"]).strip():
@@ -211,7 +193,7 @@ def load_tsv(path: str | os.PathLike, source: str | None = None, max_items: int 
         rows.append({
             "item_id": f"{source}-{r['index']}", "source": source,
             "task": r.get("category", "") or "mcq", "category": r.get("category", "") or "mcq",
-            "question": question, "options": options, "answer_idx": LETTERS.index(letter),
+            "question": question, "options": options, "answer_idx": OPTION_LETTERS.index(letter),
             "image_ref": image_ref, "depth_ref": None, "abstain_idx": -1,
             "meta": json.dumps({"index": r["index"], "l2-category": r.get("l2-category", "")}),
         })
@@ -247,8 +229,8 @@ def load_hf_dataset(
             break
         opts = list(ex[options]) if isinstance(options, str) else [ex[c] for c in options if ex.get(c)]
         ans = ex[answer]
-        if isinstance(ans, str) and len(ans.strip()) == 1 and ans.strip().upper() in LETTERS:
-            idx = LETTERS.index(ans.strip().upper())
+        if isinstance(ans, str) and len(ans.strip()) == 1 and ans.strip().upper() in OPTION_LETTERS:
+            idx = OPTION_LETTERS.index(ans.strip().upper())
         elif isinstance(ans, (int, np.integer)):
             idx = int(ans)
         elif ans in opts:

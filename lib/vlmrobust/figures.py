@@ -14,7 +14,8 @@ import matplotlib
 
 from . import paths
 
-__all__ = ["PALETTE", "use_style", "save", "model_colors"]
+__all__ = ["PALETTE", "use_style", "save", "model_colors", "image_axes", "cov_ellipse", "compare_png",
+           "compare_folders"]
 
 #: Okabe–Ito colour-blind-safe palette (the default colour cycle).
 PALETTE = (
@@ -62,6 +63,41 @@ def model_colors(models) -> dict[str, str]:
     return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
 
 
+def image_axes(ax, title: str | None = None, **title_kw) -> None:
+    """Make ``ax`` show an image: no ticks, no grid, optional small title."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    if title is not None:
+        ax.set_title(title, **{"fontsize": 7, **title_kw})
+
+
+def cov_ellipse(ax, xy, coverage: float = 0.5, **kw):
+    """Draw the ``coverage`` ellipse of a 2-D Gaussian fitted to the points ``xy`` (n × 2); return the patch.
+
+    The ellipse has the points' mean and covariance; its radius is
+    sqrt(-2 ln(1 - coverage)) standard deviations (the coverage region of a 2-D
+    standard Gaussian). ``None`` is returned for fewer than three points.
+    """
+    import numpy as np
+    from matplotlib.patches import Ellipse
+
+    xy = np.asarray(xy, dtype=float)
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise ValueError(f"xy must be an (n, 2) array, got shape {xy.shape}")
+    if not 0 < coverage < 1:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage!r}")
+    if len(xy) < 3:
+        return None
+    radius = np.sqrt(-2 * np.log(1 - coverage))
+    vals, vecs = np.linalg.eigh(np.cov(xy.T) + 1e-12 * np.eye(2))
+    angle = np.degrees(np.arctan2(vecs[1, 1], vecs[0, 1]))
+    patch = Ellipse(xy.mean(axis=0), 2 * radius * np.sqrt(vals[1]), 2 * radius * np.sqrt(vals[0]), angle=angle,
+                    **{"fill": False, **kw})
+    ax.add_patch(patch)
+    return patch
+
+
 def save(fig, nb_id: str, slug: str, *, close: bool = False) -> tuple[Path, Path]:
     """Save ``fig`` as ``<FIG_ROOT>/<nb_id>/<slug>.png`` and ``.pdf`` with stable bytes.
 
@@ -82,3 +118,47 @@ def save(fig, nb_id: str, slug: str, *, close: bool = False) -> tuple[Path, Path
 
         plt.close(fig)
     return png, pdf
+
+
+def compare_png(a: str | Path, b: str | Path, *, level_tol: int = 2, share_tol: float = 0.001) -> dict:
+    """Compare two PNG renderings of a figure within a pixel tolerance.
+
+    Machines differ in the last bit of floating point, so two renderings of the
+    same figure can differ by a grey level in a few pixels. A pixel *differs*
+    when any channel differs by more than ``level_tol`` grey levels; the
+    figures ``match`` when they have the same size and at most ``share_tol`` of
+    their pixels differ. Returns ``{"match", "same_size", "share", "max_diff"}``.
+    """
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(a) as ia, Image.open(b) as ib:
+        x = np.asarray(ia.convert("RGBA"), dtype=np.int16)
+        y = np.asarray(ib.convert("RGBA"), dtype=np.int16)
+    if x.shape != y.shape:
+        return {"match": False, "same_size": False, "share": 1.0, "max_diff": 255}
+    diff = np.abs(x - y).max(axis=-1)
+    share = float((diff > level_tol).mean())
+    return {"match": share <= share_tol, "same_size": True, "share": share, "max_diff": int(diff.max())}
+
+
+def compare_folders(actual: str | Path, committed: str | Path, nb_ids=None, **tol) -> list[dict]:
+    """:func:`compare_png` for every committed ``<nb_id>/<slug>.png`` against ``actual`` (one row each).
+
+    A committed figure missing from ``actual`` is a row with ``match=False`` and
+    ``missing=True``; figures only in ``actual`` are rows with ``new=True``.
+    """
+    actual, committed = Path(actual), Path(committed)
+    ids = sorted(nb_ids) if nb_ids else sorted(p.name for p in committed.iterdir() if p.is_dir())
+    rows = []
+    for nb in ids:
+        ours = {p.name for p in (committed / nb).glob("*.png")}
+        theirs = {p.name for p in (actual / nb).glob("*.png")}
+        for name in sorted(ours | theirs):
+            row = {"figure": f"{nb}/{name}", "missing": name not in theirs, "new": name not in ours}
+            if row["missing"] or row["new"]:
+                row.update(match=False, same_size=False, share=float("nan"), max_diff=0)
+            else:
+                row.update(compare_png(actual / nb / name, committed / nb / name, **tol))
+            rows.append(row)
+    return rows

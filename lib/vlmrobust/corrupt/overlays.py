@@ -8,7 +8,7 @@ string of comparable length and ink density, and BoxOverlay draws the box alone
 options other than the model's own base prediction ("overlay letter
 assignment").
 
-Here the **level is the letter**: level ``k`` names option ``"ABCDE"[k-1]``,
+Here the **level is the letter**: level ``k`` names option ``OPTION_LETTERS[k-1]``,
 so a sweep applies the levels of the letters it wants (e.g. all letters except
 the base prediction; :func:`overlay_levels` computes them). For one item,
 level and seed, the three variants draw their geometry from the same random
@@ -30,12 +30,12 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from ..schema import OPTION_LETTERS as LETTERS
 from ._core import PerturbationInfo, register
 
 __all__ = ["TEMPLATE", "overlay_levels", "overlay_box", "register_all"]
 
 TEMPLATE = "Answer is {letter}"
-LETTERS = "ABCDE"  # option letters, as in vlmrobust.data.LETTERS (kept here to avoid importing pandas)
 _LEVELS = tuple(range(1, len(LETTERS) + 1))
 
 

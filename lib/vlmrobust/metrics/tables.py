@@ -16,13 +16,22 @@ from ._group import as_cols, check_single_method, group_codes, gsum, safe_div
 from .bootstrap import percentile_interval, replicate_sums, resample_counts
 from .pairs import STATES
 
-__all__ = ["TABLE_II_STATS", "REGIMES", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of"]
+__all__ = ["TABLE_II_STATS", "REGIMES", "REGIME_NAMES", "REGIME_STATES", "table_ii", "table_iii", "table_iv",
+           "table_vi", "regime_of", "regime_examples"]
 
 #: Columns of Table II, in order.
 TABLE_II_STATS = ("acc_clean", "acc_corr", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct")
 
 #: Sign regimes of (ΔC, ΔS) in Table IV (seed 000, Supp. Table IV), then the boundary.
 REGIMES = ("worse-flatter", "worse-sharper", "better-flatter", "better-sharper", "boundary")
+#: The paper's reading of each sign regime (seed 000, Fig. 4).
+REGIME_NAMES = {"worse-flatter": "weakened support", "worse-sharper": "overconfident degradation",
+                "better-flatter": "hesitant support", "better-sharper": "supported improvement"}
+#: Correctness states (Eq. 12) that match each regime's usual reading: still correct for weakened support,
+#: wrong after corruption for overconfident degradation, corrected for hesitant support, correct after
+#: corruption for supported improvement (the Fig. 4 examples are drawn from these).
+REGIME_STATES = {"worse-flatter": ("cc",), "worse-sharper": ("cw", "ww"), "better-flatter": ("wc",),
+                 "better-sharper": ("wc", "cc")}
 
 _BASE = ("n", "n_cc", "s_corr", "s_cons", "s_ras", "s_ras_c")  # per-question sums behind Table II
 
@@ -193,6 +202,27 @@ def regime_of(dS: np.ndarray, dC: np.ndarray, tol: float = 1e-6) -> np.ndarray:
     code = (dC <= 0).view(np.int8) * np.int8(2) + (dS <= 0).view(np.int8)
     code[(np.abs(dC) <= tol) | (np.abs(dS) <= tol)] = 4
     return code.astype(np.int64).reshape(shape)
+
+
+def regime_examples(pairs: pd.DataFrame, tol: float = 1e-6) -> dict[str, int | None]:
+    """For each of the four sign regimes, the position (``iloc``) of its deepest pair, or ``None``.
+
+    Depth is ``min(|ΔS|, |ΔC|)``, how far inside the regime a pair sits. The pair is
+    taken among those whose correctness state matches the regime's reading
+    (:data:`REGIME_STATES`), or among all of the regime's pairs when none matches
+    (seed 000, Fig. 4 shows one pair per regime).
+    """
+    dS, dC = pairs["dS"].to_numpy(), pairs["dC"].to_numpy()
+    code = regime_of(dS, dC, tol)
+    depth = np.minimum(np.abs(dS), np.abs(dC))
+    state = pairs["state"].astype(str).to_numpy()
+    out: dict[str, int | None] = {}
+    for c, name in enumerate(REGIMES[:4]):
+        idx = np.flatnonzero((code == c) & np.isin(state, REGIME_STATES[name]))
+        if not len(idx):
+            idx = np.flatnonzero(code == c)
+        out[name] = int(idx[np.argmax(depth[idx])]) if len(idx) else None
+    return out
 
 
 def table_iv(pairs: pd.DataFrame, unit: str | Sequence[str] = (), *, tol: float = 1e-6) -> pd.DataFrame:

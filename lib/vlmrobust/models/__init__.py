@@ -23,6 +23,7 @@ The papers' templates are available by name (:data:`TEMPLATES`):
 and ``"open"`` (open answers, used to train the organisms).
 """
 
+from . import zoo
 from .loading import (
                       LoadedModel,
                       ModelLoadError,
@@ -30,14 +31,9 @@ from .loading import (
                       fingerprint,
                       image_only,
                       load,
-                      read_answer_format,
-                      zoo_dir,
-                      zoo_names,
 )
 from .prompts import (
-                      ANSWER_FORMATS,
                       CONFIDENCE_REQUEST,
-                      LETTERS,
                       TEMPLATES,
                       LetterTokenError,
                       Template,
@@ -48,7 +44,7 @@ from .prompts import (
 )
 
 __all__ = [
-    "ANSWER_FORMATS", "CONFIDENCE_REQUEST", "LETTERS", "TEMPLATES", "LetterTokenError", "LoadedModel",
+    "CONFIDENCE_REQUEST", "TEMPLATES", "LetterTokenError", "LoadedModel",
     "ModelLoadError", "Template", "build_prompt", "continuation_ids", "default_method", "fingerprint",
-    "image_only", "letter_token_ids", "load", "mcq_text", "read_answer_format", "zoo_dir", "zoo_names",
+    "image_only", "letter_token_ids", "load", "mcq_text", "zoo",
 ]

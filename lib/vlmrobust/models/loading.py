@@ -4,76 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .prompts import ANSWER_FORMATS
+from ..schema import ANSWER_FORMATS
+from . import zoo
 
-__all__ = ["LoadedModel", "ModelLoadError", "zoo_dir", "zoo_names", "read_answer_format", "load",
-           "default_method", "fingerprint", "image_only"]
+__all__ = ["LoadedModel", "ModelLoadError", "load", "default_method", "fingerprint", "image_only"]
 
 
 class ModelLoadError(OSError):
     """A model name, path or hub id could not be loaded (with the reason)."""
-
-
-
-
-def zoo_dir() -> Path:
-    """The folder of the model organisms shipped with the package (``vlmrobust/zoo``)."""
-    return Path(__file__).resolve().parent.parent / "zoo"
-
-
-def zoo_names(role: str | None = None) -> list[str]:
-    """Names of the organisms in the zoo (folders holding a ``config.json``).
-
-    ``role`` keeps those whose ``vlmrobust.json`` declares that role (``"evaluated"``,
-    ``"selector"``, ...); a folder without a declared role counts as ``"evaluated"``.
-    """
-    root = zoo_dir()
-    if not root.is_dir():
-        return []
-    names = sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
-    if role is None:
-        return names
-    return [n for n in names if _zoo_role(root / n) == role]
-
-
-def _zoo_role(folder: Path) -> str:
-    meta = folder / "vlmrobust.json"
-    return str(json.loads(meta.read_text()).get("role", "evaluated")) if meta.is_file() else "evaluated"
-
-
-_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
-
-
-def read_answer_format(folder: str | os.PathLike) -> str | None:
-    """A model folder's declared answer format, or ``None`` when it declares none.
-
-    Read from ``vlmrobust.json`` (``{"answer_format": "letters"}``) or else from
-    the ``answer_format:`` key of the YAML front matter of ``README.md`` (the
-    model card). Raises ``ValueError`` for a declared value outside
-    ``("letters", "text")``.
-    """
-    folder = Path(folder)
-    value = None
-    meta = folder / "vlmrobust.json"
-    if meta.is_file():
-        value = json.loads(meta.read_text()).get("answer_format")
-    elif (folder / "README.md").is_file():
-        m = _FRONT_MATTER.match((folder / "README.md").read_text())
-        if m:
-            import yaml
-
-            front = yaml.safe_load(m.group(1)) or {}
-            if isinstance(front, dict):
-                value = front.get("answer_format") or (front.get("vlmrobust") or {}).get("answer_format")
-    if value is not None and value not in ANSWER_FORMATS:
-        raise ValueError(f"answer_format in {folder} must be one of {ANSWER_FORMATS}, got {value!r}")
-    return value
 
 
 @dataclass
@@ -144,7 +87,7 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
     ``AutoProcessor``, in eval mode, ``trust_remote_code`` off unless asked.
     ``HF_HUB_OFFLINE=1`` is respected: a hub id missing from the local cache
     raises :class:`ModelLoadError` saying so. The answer format comes from the
-    folder's ``vlmrobust.json`` / model card (:func:`read_answer_format`), the
+    folder's ``vlmrobust.json`` / model card (:func:`zoo.answer_format`), the
     ``answer_format`` argument, or defaults to ``"letters"`` for hub models.
     """
     from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -155,13 +98,13 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
         raise ValueError(f"answer_format must be one of {ANSWER_FORMATS} or None, got {answer_format!r}")
     raw = str(name_or_path)
     kwargs: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
-    if raw in zoo_names():
-        where, source, model_id = zoo_dir() / raw, "zoo", f"zoo/{raw}"
+    if raw in zoo.names():
+        where, source, model_id = zoo.folder(raw), "zoo", f"zoo/{raw}"
     elif Path(raw).expanduser().is_dir():
         where, source = Path(raw).expanduser().resolve(), "path"
         model_id = where.name
     elif Path(raw).expanduser().exists() or raw.startswith((".", "/", "~")):
-        raise ModelLoadError(f"name_or_path {raw!r} is not a model folder (zoo names: {zoo_names()})")
+        raise ModelLoadError(f"name_or_path {raw!r} is not a model folder (zoo names: {zoo.names()})")
     else:
         where, source, model_id = raw, "hub", raw
         if revision is not None:
@@ -169,6 +112,11 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
         if _offline():
             kwargs["local_files_only"] = True
     torch_dtype = _resolve_dtype(dtype)
+    from transformers.utils import logging as hf_logging
+
+    quiet = source != "hub" and hf_logging.is_progress_bar_enabled()  # a local folder loads in a blink
+    if quiet:
+        hf_logging.disable_progress_bar()
     try:
         try:
             processor = AutoProcessor.from_pretrained(str(where), **kwargs)
@@ -186,12 +134,15 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
                 f"download it first (huggingface-cli download {raw}) or unset HF_HUB_OFFLINE. ({exc})"
             ) from exc
         raise ModelLoadError(f"could not load model {raw!r} from {source}: {exc}") from exc
+    finally:
+        if quiet:
+            hf_logging.enable_progress_bar()
     model.eval()
     model.to(device)
-    declared = read_answer_format(where) if source != "hub" else None
+    declared = zoo.answer_format(where) if source != "hub" else None
     fmt = answer_format or declared or "letters"
     if source != "hub" and revision is None:
-        revision = _folder_revision(Path(where))
+        revision = zoo.folder_revision(where)
     tokenizer = getattr(processor, "tokenizer", processor)
     return LoadedModel(model=model, processor=processor, tokenizer=tokenizer, answer_format=fmt,
                        model_id=model_id, revision=revision, name=Path(raw).name if source != "hub" else raw,
@@ -232,20 +183,6 @@ def _image_only_processor(where: str, kwargs: dict) -> Any:
     return image_only(cls).from_pretrained(where, **kwargs)
 
 
-def _folder_revision(folder: Path) -> str:
-    """A content hash of a local model folder's weights and configs (its 'revision')."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix in {".json", ".safetensors", ".jinja", ".txt", ".model"}:
-            st = p.stat()
-            h.update(f"{p.name}:{st.st_size}".encode())
-            if st.st_size < 50_000_000:
-                h.update(p.read_bytes())
-    return "sha256:" + h.hexdigest()[:16]
-
-
 def fingerprint(name_or_path: str | os.PathLike, revision: str | None = None) -> dict:
     """What identifies a model's weights and processor without loading it (for sweep shard keys).
 
@@ -254,9 +191,9 @@ def fingerprint(name_or_path: str | os.PathLike, revision: str | None = None) ->
     revision (pin one for reproducible caches).
     """
     raw = str(name_or_path)
-    if raw in zoo_names():
-        return {"source": "zoo", "id": f"zoo/{raw}", "revision": revision or _folder_revision(zoo_dir() / raw)}
+    if raw in zoo.names():
+        return {"source": "zoo", "id": f"zoo/{raw}", "revision": revision or zoo.folder_revision(zoo.folder(raw))}
     folder = Path(raw).expanduser()
     if folder.is_dir():
-        return {"source": "path", "id": folder.resolve().name, "revision": revision or _folder_revision(folder)}
+        return {"source": "path", "id": folder.resolve().name, "revision": revision or zoo.folder_revision(folder)}
     return {"source": "hub", "id": raw, "revision": revision}

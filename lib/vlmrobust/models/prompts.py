@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["LETTERS", "TEMPLATES", "CONFIDENCE_REQUEST", "ANSWER_FORMATS", "Template", "LetterTokenError",
+from ..schema import LETTERS
+
+__all__ = ["TEMPLATES", "CONFIDENCE_REQUEST", "Template", "LetterTokenError",
            "mcq_text", "build_prompt", "letter_token_ids", "continuation_ids"]
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 AnswerFormat = Literal["letters", "text"]
-ANSWER_FORMATS = ("letters", "text")
 
 #: Seed 003, Table II: the verbalized-confidence request appended to the question text.
 CONFIDENCE_REQUEST = (

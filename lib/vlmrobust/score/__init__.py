@@ -8,7 +8,8 @@
 * :func:`sample_scores` — empirical option frequencies of n samples at
   temperature T (seed 000 suppl. III-B);
 * :func:`verbal_scores` — verbalized confidence ``Confidence: N`` (seed 003 Table II);
-* :func:`summary` — accuracy, mean confidence, abstain and parse rates per group.
+* :func:`summary` — accuracy, mean confidence, abstain and parse rates per group;
+  :func:`severity_curves` (clean as level 0 of every curve) and :func:`method_agreement`.
 """
 
 from ._core import OptionScores, ScoringError, argmax_low, margin_of, softmax
@@ -22,10 +23,12 @@ from .methods import (
                       sample_scores,
                       verbal_scores,
 )
-from .table import COLUMNS, METHODS, predict, summary
+from .summaries import method_agreement, severity_curves, summary
+from .table import METHODS, predict
 
 __all__ = [
-    "COLUMNS", "METHODS", "OptionScores", "ScoringError", "argmax_low", "greedy_texts", "letter_scores",
-    "loglik_full_forward", "loglik_scores", "margin_of", "parse_answer", "parse_confidence", "predict",
+    "METHODS", "OptionScores", "ScoringError", "argmax_low", "greedy_texts", "letter_scores",
+    "loglik_full_forward", "loglik_scores", "margin_of", "method_agreement", "parse_answer", "parse_confidence",
+    "predict", "severity_curves",
     "sample_scores", "softmax", "summary", "verbal_scores",
 ]

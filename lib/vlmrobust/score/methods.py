@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..models import LETTERS, continuation_ids, letter_token_ids
+from ..models import continuation_ids, letter_token_ids
+from ..schema import LETTERS
 from ._core import (
     OptionScores,
     ScoringError,

@@ -1,32 +1,7 @@
 """The predictions table: one tidy row per (model, item_id, perturbation, level, method).
 
-Columns (every later notebook reads them; :data:`COLUMNS` keeps the order):
-
-=============== ======= ==============================================================================
-column          type    meaning
-=============== ======= ==============================================================================
-model           str     model name (zoo name, folder name or hub id)
-item_id         str     the item's id (unique in the item table)
-task            str     task family
-category        str     finer category within the family
-perturbation    str     corruption name; ``"clean"`` at level 0
-level           int     severity level, 0 = clean
-param           float   physical parameter of the level (sigma, metres, ...); NaN for clean
-method          str     ``letter``, ``loglik``, ``loglik_norm``, ``sample`` or ``verbal``
-template        str     prompt template name (:data:`vlmrobust.models.TEMPLATES`)
-seed            int     seed of the condition (corruption and sampling randomness)
-K               int     number of options
-answer_idx      int     index of the correct option
-probs           list    the option distribution (K floats, sums to 1)
-pred_idx        int     argmax of probs, ties to the lowest index
-correct         bool    pred_idx == answer_idx
-confidence      float   max(probs)
-margin          float   top minus runner-up score, in the method's units (logits, log-probs, frequencies)
-abstained       bool    the prediction is the abstain option (abstain_idx >= 0)
-verbal_conf     float   verbalized confidence N/100 (``verbal`` rows); NaN otherwise or when unparsed
-unparsed_rate   float   share of unparseable samples (``sample`` rows); NaN otherwise
-logits          list    raw option scores (letter logits / log-likelihoods / counts) or None
-=============== ======= ==============================================================================
+Its columns are :data:`vlmrobust.schema.PRED_COLUMNS`, documented in :mod:`vlmrobust.schema`; every
+later notebook reads them.
 """
 
 from __future__ import annotations
@@ -40,15 +15,12 @@ import pandas as pd
 
 from ..models import build_prompt, default_method
 from ..repro import key_to_int
+from ..schema import METHODS, PRED_COLUMNS
 from ._core import ScoringError, argmax_low, check_item
 from .methods import letter_scores, loglik_scores, sample_scores, verbal_scores
 
-__all__ = ["COLUMNS", "METHODS", "predict", "summary"]
+__all__ = ["METHODS", "predict"]
 
-COLUMNS = ("model", "item_id", "task", "category", "perturbation", "level", "param", "method", "template",
-           "seed", "K", "answer_idx", "probs", "pred_idx", "correct", "confidence", "margin", "abstained",
-           "verbal_conf", "unparsed_rate", "logits")
-METHODS = ("letter", "loglik", "loglik_norm", "sample", "verbal")
 _REQUIRED = ("item_id", "question", "options", "answer_idx")
 
 
@@ -129,20 +101,4 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
                 "unparsed_rate": float(res.unparsed_rate),
                 "logits": None if res.scores is None else np.asarray(res.scores, dtype=np.float64).tolist(),
             })
-    return pd.DataFrame(rows, columns=list(COLUMNS))
-
-
-def summary(pred: pd.DataFrame, by: Sequence[str] = ("model", "perturbation", "level", "method")) -> pd.DataFrame:
-    """Per-group accuracy, mean confidence, abstain rate, verbal parse rate and mean verbal confidence.
-
-    ``verbal_parse_rate`` is the share of ``verbal`` rows whose confidence parsed
-    (NaN for other methods); ``unparsed_rate`` is the mean unparseable share of samples.
-    """
-    g = pred.groupby(list(by), sort=True, dropna=False)
-    out = g.agg(n=("item_id", "size"), accuracy=("correct", "mean"), confidence=("confidence", "mean"),
-                abstain_rate=("abstained", "mean"), verbal_conf=("verbal_conf", "mean"),
-                unparsed_rate=("unparsed_rate", "mean"))
-    parse = g["verbal_conf"].apply(lambda s: float(s.notna().mean()))
-    is_verbal = g["method"].first() == "verbal" if "method" in by else None
-    out["verbal_parse_rate"] = parse.where(is_verbal, np.nan) if is_verbal is not None else parse
-    return out.reset_index()
+    return pd.DataFrame(rows, columns=list(PRED_COLUMNS))

@@ -1,5 +1,9 @@
 """Resumable sweeps: models x items x conditions, split into cached shards (model x perturbation).
 
+Notebooks get their predictions through :func:`predictions` (with
+:func:`resolve_models` and :func:`item_source` for their parameters), which runs
+the sweep into the shard cache every notebook shares; see :mod:`vlmrobust.sweep.handoff`.
+
 >>> spec = SweepSpec(models=["organism-a"], items=items, conditions=corrupt.default_sweep())
 >>> result = run_sweep(spec, results_dir("03_scoring") / "sweep")          # in-process
 >>> result = run_sweep(spec, out, executor="dask", client=Client(cluster))   # any Dask cluster
@@ -12,6 +16,7 @@ shard or none; rerunning skips finished shards and resumes the rest. A shard
 that raises writes ``<...>.error.json`` and does not stop the others.
 """
 
+from .handoff import SweepFailed, item_source, item_source_kind, predictions, resolve_models
 from .run import (
                   SweepResult,
                   default_corrupt,
@@ -25,6 +30,7 @@ from .run import (
 )
 from .spec import SCHEMA_VERSION, Shard, SweepSpec, items_digest, plan
 
-__all__ = ["SCHEMA_VERSION", "Shard", "SweepResult", "SweepSpec", "default_corrupt", "default_depth",
+__all__ = ["SCHEMA_VERSION", "Shard", "SweepFailed", "SweepResult", "SweepSpec", "item_source", "item_source_kind",
+           "predictions", "resolve_models", "default_corrupt", "default_depth",
            "default_image", "default_param", "items_digest", "plan", "read_table", "run_shard", "run_sweep",
            "write_parquet_atomic"]

@@ -73,6 +73,16 @@ def _load_model(spec: SweepSpec, name: str) -> Any:
     return _MODEL_CACHE[key]
 
 
+def _named(fn: Callable, rec: dict, column: str) -> Any:
+    """``fn(rec[column])``, with a failure reported as a :class:`~vlmrobust.score.ScoringError` naming the item."""
+    from ..score import ScoringError
+
+    try:
+        return fn(rec.get(column))
+    except Exception as exc:
+        raise ScoringError(str(rec["item_id"]), f"{column} {str(rec.get(column))[:48]!r}: {exc}") from exc
+
+
 def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corrupt_fn: Callable | None = None,
               image_fn: Callable | None = None, depth_fn: Callable | None = None,
               needs_depth: Callable[[str], bool] | None = None) -> dict:
@@ -102,9 +112,9 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
         depth_fn = depth_fn or default_depth
         lm = _load_model(spec, shard.model)
         recs = spec.items.to_dict("records")
-        clean = [image_fn(r["image_ref"]) for r in recs]
+        clean = [_named(image_fn, r, "image_ref") for r in recs]
         use_depth = shard.perturbation != "clean" and (needs_depth(shard.perturbation) if needs_depth else False)
-        depths = [depth_fn(r.get("depth_ref")) for r in recs] if use_depth else [None] * len(recs)
+        depths = [_named(depth_fn, r, "depth_ref") for r in recs] if use_depth else [None] * len(recs)
         parts = []
         for level, param in zip(shard.levels, shard.params, strict=True):
             if shard.perturbation == "clean":
@@ -155,9 +165,9 @@ def read_table(out_dir: str | os.PathLike, shards: list[Shard]) -> pd.DataFrame:
     out_dir = Path(out_dir)
     parts = [pd.read_parquet(out_dir / s.filename) for s in shards if (out_dir / s.filename).exists()]
     if not parts:
-        from ..score import COLUMNS
+        from ..schema import PRED_COLUMNS
 
-        return pd.DataFrame(columns=list(COLUMNS))
+        return pd.DataFrame(columns=list(PRED_COLUMNS))
     return pd.concat(parts, ignore_index=True)
 
 

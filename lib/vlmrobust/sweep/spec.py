@@ -23,14 +23,12 @@ import pandas as pd
 
 from ..models import TEMPLATES, fingerprint
 from ..repro import stable_hash
-from ..score import METHODS
+from ..schema import ITEM_KEY_COLUMNS, METHODS
 
 __all__ = ["SCHEMA_VERSION", "SweepSpec", "Shard", "plan", "items_digest"]
 
 #: Bumped when the predictions table or the shard layout changes meaning.
 SCHEMA_VERSION = 1
-_ITEM_COLUMNS = ("item_id", "task", "category", "question", "options", "answer_idx", "image_ref", "depth_ref",
-                 "abstain_idx")
 
 
 @dataclass
@@ -114,7 +112,7 @@ def _slug(text: str) -> str:
 
 def items_digest(items: pd.DataFrame) -> str:
     """A stable hash of the item table's ids and contents (the columns that change a prediction)."""
-    cols = [c for c in _ITEM_COLUMNS if c in items.columns]
+    cols = [c for c in ITEM_KEY_COLUMNS if c in items.columns]
     recs = items[cols].to_dict("records")
     clean = [{k: (list(v) if not isinstance(v, (str, int, float, type(None))) else v) for k, v in r.items()}
              for r in recs]

@@ -30,7 +30,6 @@ from .camera import CAMERA_HEIGHT_M, CHART_DISTANCE_M, FOCAL_PER_SIZE, PITCH_DEG
 from .families import BINARY, CATEGORIES, FAMILIES
 from .glyphs import SIGN_CHARS
 from .items import (
-    ABSTAIN_TEXTS,
     DEFAULT_DISTANCE,
     MIN_SIZE,
     SynthItem,
@@ -47,7 +46,7 @@ from .raster import BOX_RGB, COLOURS, SHAPES, SIZES_M, draw_box
 from .scene import BANDS_PX, family_range
 
 __all__ = [
-    "FAMILIES", "CATEGORIES", "BINARY", "ABSTAIN_TEXTS", "DEFAULT_DISTANCE", "MIN_SIZE", "SynthItem",
+    "FAMILIES", "CATEGORIES", "BINARY", "DEFAULT_DISTANCE", "MIN_SIZE", "SynthItem",
     "make_item", "generate", "render", "make_ref", "parse_ref", "item_from_ref", "vocabulary", "words",
     "draw_box", "COLOURS", "SHAPES", "SIZES_M", "BOX_RGB", "SIGN_CHARS", "BANDS_PX", "family_range",
     "CAMERA_HEIGHT_M", "PITCH_DEG", "FOCAL_PER_SIZE", "CHART_DISTANCE_M", "focal_px",

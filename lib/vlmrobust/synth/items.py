@@ -12,21 +12,17 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 
 from .. import repro
+from ..schema import ABSTAIN_TEXTS, ITEM_COLUMNS
 from . import camera as cam
 from .families import BINARY, CATEGORIES, FAMILIES, build, option_texts, question_texts
 from .raster import background, box_for, draw_billboard, draw_box, render_chart
 from .scene import BANDS_PX, family_range
 
 __all__ = [
-    "ABSTAIN_TEXTS", "SynthItem", "make_item", "generate", "render", "make_ref", "parse_ref",
+    "SynthItem", "make_item", "generate", "render", "make_ref", "parse_ref",
     "item_from_ref", "vocabulary", "words", "check_args",
 ]
 
-ABSTAIN_TEXTS: dict[str, str] = {
-    "unclear": "I cannot tell, the image is too unclear to decide.",
-    "dont_know": "I don't know",
-}
-"""The two abstain wordings of seed 003 (main and generic)."""
 
 DEFAULT_DISTANCE = (3.0, 40.0)
 MIN_SIZE = 32
@@ -308,7 +304,7 @@ def generate(
                 "abstain_idx": int(item.abstain_idx),
                 "meta": json.dumps({**item.meta, "seed": seed, "index": i}, sort_keys=True, separators=(",", ":")),
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(ITEM_COLUMNS))
 
 
 # --------------------------------------------------------------------------- vocabulary

@@ -23,10 +23,10 @@ from __future__ import annotations
 from .config import Stage, TrainConfig, config_dir, load_config
 from .modelcfg import ModelSpec, build_model, count_parameters
 from .processor import build_image_processor, build_processor, num_image_tokens, pixel_values
-from .tokenizer import CHAT_TEMPLATE, LETTERS, SPECIAL_TOKENS, build_tokenizer, build_vocabulary
+from .tokenizer import CHAT_TEMPLATE, SPECIAL_TOKENS, build_tokenizer, build_vocabulary
 
 __all__ = [
-    "CHAT_TEMPLATE", "LETTERS", "SPECIAL_TOKENS", "ModelSpec", "Stage", "TrainConfig",
+    "CHAT_TEMPLATE", "SPECIAL_TOKENS", "ModelSpec", "Stage", "TrainConfig",
     "build_image_processor", "build_model", "build_processor", "build_tokenizer", "build_vocabulary",
     "config_dir", "count_parameters", "load_config", "num_image_tokens", "pixel_values", "train",
 ]

@@ -10,37 +10,26 @@ The folder ``vlmrobust/zoo/<name>/`` is a standard Hugging Face model folder
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from ..models import zoo
 from .modelcfg import count_parameters
 
-__all__ = ["zoo_root", "export", "write_card"]
-
-
-def zoo_root() -> Path:
-    """``lib/vlmrobust/zoo`` (package data)."""
-    return Path(__file__).resolve().parent.parent / "zoo"
+__all__ = ["export", "write_card", "heldout_section", "refresh_heldout"]
 
 
 def export(trained: Any, out_dir: str | Path | None = None) -> Path:
-    """Save model (fp32 safetensors), processor, declared answer format and training log."""
-    cfg = trained.config
-    out = Path(out_dir) if out_dir is not None else zoo_root() / cfg.name
-    out.mkdir(parents=True, exist_ok=True)
-    trained.model.save_pretrained(out, safe_serialization=True)
-    trained.processor.save_pretrained(out)
+    """Save model (fp32 safetensors), processor, metadata and training log through :mod:`vlmrobust.models.zoo`."""
     from .config import config_digest
 
+    cfg = trained.config
+    out = Path(out_dir) if out_dir is not None else zoo.root() / cfg.name
     meta = {"answer_format": cfg.answer_format, "role": cfg.role, "config": cfg.name, "seed": cfg.seed,
             "config_digest": config_digest(cfg), "train_seconds": round(float(trained.seconds), 1)}
-    (out / "vlmrobust.json").write_text(json.dumps(meta, indent=2) + "\n")
-    rows = [r for r in trained.log if "event" not in r]
-    if rows:
-        pd.DataFrame(rows).to_csv(out / "train_log.csv", index=False, float_format="%.5g")
-    return out
+    return zoo.write_folder(out, trained.model, trained.processor, meta,
+                            [r for r in trained.log if "event" not in r])
 
 
 def _table(d: dict[str, dict[str, float]]) -> str:
@@ -52,8 +41,30 @@ def _table(d: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_command: str = "") -> Path:
-    """Write the model card ``README.md`` (YAML front matter + prose + tables)."""
+def heldout_section(summary: dict, eval_command: str = "") -> str:
+    """The card's "Held-out accuracy" section from :func:`vlmrobust.train.evaluate.summarise`."""
+    parts = [
+        "## Held-out accuracy\n",
+        f"{summary['n']} synthetic items over all families (seed {summary.get('seed')}, a seed no training "
+        "run uses), scored in the organism's own answer format by `vlmrobust.score.predict`, the scoring "
+        "engine of the notebooks. Columns: clean images and corrupted copies (severity 5).\n",
+        "| condition | accuracy |\n|---|---|\n"
+        + "\n".join(f"| {c} | {a:.3f} |" for c, a in summary["accuracy"].items()) + "\n",
+        _table(summary["per_family"]) + "\n",
+        f"Mean top probability on correct minus on wrong clean items: "
+        f"{summary.get('confidence_gap', float('nan')):.3f}.\n",
+    ]
+    if eval_command:
+        parts.append(f"Measured with `{eval_command}`.\n")
+    return "\n".join(parts)
+
+
+def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_command: str = "",
+               extra_sections: Sequence[str] = ()) -> Path:
+    """Write the model card ``README.md`` (YAML front matter + prose + tables) through :mod:`vlmrobust.models.zoo`.
+
+    ``extra_sections`` are Markdown sections placed after the held-out accuracy.
+    """
     import yaml
 
     cfg = trained.config
@@ -65,7 +76,7 @@ def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_com
 
         raw_cfg = yaml.safe_dump(json.loads(json.dumps(asdict(cfg), default=list)), sort_keys=False)
     n_par = count_parameters(trained.model)
-    size_mb = sum(p.stat().st_size for p in out.glob("*.safetensors")) / 2**20
+    size_mb = zoo.size_bytes(out, "*.safetensors") / 2**20
     front = {"answer_format": cfg.answer_format, "role": cfg.role, "seed": cfg.seed, "config": cfg.name,
              "parameters": n_par, "library_name": "transformers", "pipeline_tag": "image-text-to-text"}
     if summary:
@@ -82,7 +93,6 @@ def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_com
                    f"`{cfg.init.get('vision_stage') or 'last'}`")
     parent += "." if parent else ""
     parts = [
-        "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n",
         f"# {cfg.name}\n",
         f"{cfg.description.strip()}\n",
         "A small LLaVA (`LlavaForConditionalGeneration`: CLIP-style ViT vision tower, two-layer projector, "
@@ -102,18 +112,22 @@ def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_com
         "synthetic items).\n",
     ]
     if summary:
-        parts += [
-            "## Held-out accuracy\n",
-            f"{summary['n']} synthetic items over all families (seed {summary.get('seed')}, a seed no training "
-            "run uses), scored in the organism's own answer format through the processor path. Columns: clean "
-            "images and corrupted copies (severity 5).\n",
-            "| condition | accuracy |\n|---|---|\n" + "\n".join(f"| {c} | {a:.3f} |" for c, a in summary["accuracy"].items()) + "\n",
-            _table(summary["per_family"]) + "\n",
-            f"Mean top probability on correct minus on wrong clean items: {summary.get('confidence_gap', float('nan')):.3f}.\n",
-        ]
-        if eval_command:
-            parts.append(f"Measured with `{eval_command}`.\n")
+        parts.append(heldout_section(summary, eval_command))
+    parts += [s.rstrip("\n") + "\n" for s in extra_sections]
     parts += ["## Config\n", "```yaml\n" + raw_cfg.strip() + "\n```\n"]
-    path = out / "README.md"
-    path.write_text("\n".join(parts))
-    return path
+    return zoo.write_card(out, front, "\n".join(parts))
+
+
+def refresh_heldout(name: str, summary: dict, eval_command: str = "") -> Path:
+    """Replace a zoo card's held-out accuracy (front matter and section) with ``summary``; keep the rest."""
+    front, body = zoo.card(name)
+    if not front:
+        raise ValueError(f"zoo organism {name!r} has no model card with front matter")
+    front["heldout_accuracy"] = summary["accuracy"]
+    head, sep, rest = body.partition("## Held-out accuracy\n")
+    if not sep:
+        head, sep, rest = body.partition("## Config\n")
+        rest = sep + rest
+    else:
+        rest = rest[rest.index("\n## "):].lstrip("\n") if "\n## " in rest else ""
+    return zoo.write_card(zoo.folder(name), front, head + heldout_section(summary, eval_command) + "\n" + rest)

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..schema import ROLES
 from .modelcfg import ModelSpec
 from .stream import StreamSpec
 
 __all__ = ["Stage", "TrainConfig", "load_config", "config_dir", "config_path", "config_digest", "PARTS", "ROLES"]
 
 PARTS = ("vision", "projector", "lm", "probe")
-ROLES = ("evaluated", "selector", "trunk", "test")
 KINDS = ("vision", "lm")
 
 

@@ -37,13 +37,14 @@ from typing import Any
 import numpy as np
 
 from .. import repro
+from ..schema import ABSTAIN_TEXTS, OPTION_LETTERS
 
-__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "augment_image", "HINT", "dense_labels",
+__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "HINT", "dense_labels",
            "DENSE_CLASSES", "DENSE_VOCAB"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text")
 HINT = " Hint: {value}."
-ABSTAIN_KINDS = ("unclear", "dont_know")
+ABSTAIN_KINDS = tuple(ABSTAIN_TEXTS)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ class Encoder:
         self.pad_id = self.tok.token_to_id("[PAD]")
         self.image_id = self.tok.token_to_id("<image>")
         self.unk_id = self.tok.token_to_id("[UNK]")
-        self.letter_ids = [self.tok.token_to_id(c) for c in "ABCDE"]
+        self.letter_ids = [self.tok.token_to_id(c) for c in OPTION_LETTERS]
 
     @staticmethod
     def render(text: str, image: bool = True) -> str:
@@ -139,30 +140,6 @@ def _mcq_text(question: str, options: Sequence[str], template: str = "vlmrobust"
     from ..models import mcq_text
 
     return mcq_text(question, list(options), template)
-
-
-def augment_image(image: np.ndarray, name: str, level: int, key: str) -> np.ndarray:
-    """A corrupted copy of ``image`` (``vlmrobust.corrupt`` when present, else blur/noise here)."""
-    try:
-        from .. import corrupt  # type: ignore[attr-defined]
-
-        return corrupt.apply(image, name, level, key=key)
-    except ImportError:
-        pass
-    if level == 0:
-        return image.copy()
-    x = image.astype(np.float32) / 255.0
-    if name == "gaussian_blur":
-        from scipy.ndimage import gaussian_filter
-
-        sigma = [0.4, 0.7, 1.0, 1.5, 2.2][level - 1] * image.shape[0] / 64
-        x = gaussian_filter(x, sigma=(sigma, sigma, 0), mode="nearest")
-    elif name == "gaussian_noise":
-        std = [0.05, 0.09, 0.14, 0.2, 0.28][level - 1]
-        x = x + repro.rng(key, name, level).normal(0.0, std, x.shape).astype(np.float32)
-    else:
-        raise ValueError(f"corruption {name!r} needs vlmrobust.corrupt")
-    return (np.clip(x, 0, 1) * 255 + 0.5).astype(np.uint8)
 
 
 def _dense_vocab() -> dict[str, tuple[str, ...]]:
@@ -284,6 +261,8 @@ def _shuffle_options(item: Any, rng: np.random.Generator, k_probs: Sequence[floa
 def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, enc: Encoder,
                make_item: Callable | None = None) -> dict:
     """Batch ``step`` of stage ``stage`` (``frac`` = step / stage steps, for schedules), as numpy arrays."""
+    from .. import corrupt
+
     make_item = make_item or _default_make_item()
     r = repro.rng("batch", seed, stage, step)
     modes = list(spec.mix)
@@ -306,7 +285,7 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         elif spec.corrupt_prob > 0 and r.random() < spec.corrupt_prob:
             name = spec.corruptions[int(r.integers(len(spec.corruptions)))]
             level = int(r.integers(1, spec.corrupt_max_level + 1))
-            img = augment_image(img, name, level, key=f"{seed}/{stage}/{step}/{i}")
+            img = corrupt.apply(img, name, level, key=f"{seed}/{stage}/{step}/{i}")
         mode = modes[int(r.choice(len(modes), p=mode_p))]
         if mode == "mcq" and r.random() < p_hint:
             mode = "hint"
@@ -321,11 +300,11 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         if mode == "open":
             text, target = _mcq_text(question, options, "open"), value
         elif mode == "mcq":
-            text, target = _mcq_text(question, options), "ABCDE"[ans]
+            text, target = _mcq_text(question, options), OPTION_LETTERS[ans]
         elif mode == "hint":
-            text, target = _mcq_text(question + HINT.format(value=value), options), "ABCDE"[ans]
+            text, target = _mcq_text(question + HINT.format(value=value), options), OPTION_LETTERS[ans]
         elif mode == "lookup":
-            text, target = _mcq_text(value, options), "ABCDE"[ans]
+            text, target = _mcq_text(value, options), OPTION_LETTERS[ans]
         else:
             text, target = _mcq_text(question, options), value
         if spec.dense:

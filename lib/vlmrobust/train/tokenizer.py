@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..schema import OPTION_LETTERS
+
 __all__ = [
     "SPECIAL_TOKENS",
-    "LETTERS",
     "DIGITS",
     "CHAT_TEMPLATE",
     "pre_tokenizer",
@@ -33,7 +34,6 @@ PAD, UNK, BOS = "[PAD]", "[UNK]", "[BOS]"
 IMAGE, USER, ASSISTANT, END = "<image>", "<|user|>", "<|assistant|>", "<|end|>"
 #: Special tokens, in id order (ids 0..6).
 SPECIAL_TOKENS: tuple[str, ...] = (PAD, UNK, BOS, IMAGE, USER, ASSISTANT, END)
-LETTERS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 DIGITS: tuple[str, ...] = tuple(str(i) for i in range(10))
 
 #: Chat template (Jinja). A user turn holds its content parts in order (the image
@@ -77,7 +77,7 @@ def words_of(texts: Iterable[str]) -> set[str]:
 
 def build_vocabulary(texts: Iterable[str]) -> list[str]:
     """Token list: special tokens, letters A-E, digits, then every other word of ``texts``, sorted."""
-    fixed = list(SPECIAL_TOKENS) + list(LETTERS) + list(DIGITS)
+    fixed = list(SPECIAL_TOKENS) + list(OPTION_LETTERS) + list(DIGITS)
     rest = sorted(words_of(texts) - set(fixed))
     return fixed + rest
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import repro
 from ..paths import REPO_ROOT
+from ..schema import OPTION_LETTERS
 from .config import Stage, TrainConfig, config_digest, load_config
 from .modelcfg import build_model, count_parameters
 from .processor import build_processor, num_image_tokens, pixel_values
@@ -206,27 +207,19 @@ def zoo_state(cfg: TrainConfig, folder: str | Path | None = None) -> dict | None
     import pandas as pd
     from transformers import AutoModelForImageTextToText
 
-    from .card import zoo_root
+    from ..models import zoo
 
     digest = config_digest(cfg)
     if folder is not None:
-        candidates = [Path(folder)]
+        ok = (Path(folder) / "model.safetensors").is_file() and zoo.meta(folder).get("config_digest") == digest
+        folder = Path(folder) if ok else None
     else:
-        candidates = [zoo_root() / cfg.name] + sorted(p for p in zoo_root().iterdir() if p.name != cfg.name)
-
-    def meta_of(f: Path) -> dict:
-        ok = (f / "vlmrobust.json").is_file() and (f / "model.safetensors").is_file()
-        return json.loads((f / "vlmrobust.json").read_text()) if ok else {}
-
-    folder, meta = next(((f, m) for f in candidates if (m := meta_of(f)).get("config_digest") == digest),
-                        (None, {}))
+        folder = zoo.find_digest(digest, prefer=cfg.name)
     if folder is None:
         return None
+    meta = zoo.meta(folder)
     model = AutoModelForImageTextToText.from_pretrained(folder)
-    log: list = []
-    if (folder / "train_log.csv").is_file():
-        log = [{k: v for k, v in r.items() if pd.notna(v)}
-               for r in pd.read_csv(folder / "train_log.csv").to_dict("records")]
+    log = [{k: v for k, v in r.items() if pd.notna(v)} for r in zoo.train_log(folder).to_dict("records")]
     seconds = float(meta.get("train_seconds", 0.0))
     return dict(model={k: v.clone() for k, v in model.state_dict().items()}, probe={}, seconds=seconds,
                 total_seconds=seconds, log=log)
@@ -274,7 +267,7 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
     tok = tokenizer if tokenizer is not None else organism_tokenizer()
     processor = build_processor(tok, cfg.model.image_size, cfg.model.patch)
     n_img = num_image_tokens(cfg.model.image_size, cfg.model.patch)
-    letter_ids = [tok.convert_tokens_to_ids(c) for c in "ABCDE"]
+    letter_ids = [tok.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
     tok_json = tok.backend_tokenizer.to_str()
 
     model = build_model(cfg.model, tok, cfg.seed)

@@ -1,0 +1,188 @@
+"""The notebooks' one hand-off: models × item source × conditions × methods → the predictions table.
+
+Every notebook asks for predictions the same way::
+
+    MODELS = sweep.resolve_models(models)                  # the parameter ``models`` ([] = the default set)
+    items = sweep.item_source(items_source, n_per_family=..., seed=...)
+    result = sweep.predictions(MODELS, items, conditions, methods=..., seed=...)
+    pred = result.table
+
+:func:`predictions` runs the sweep engine into the shard cache shared by every
+notebook (:func:`vlmrobust.paths.shards_dir`): shards are content-keyed, so a
+notebook whose shards another notebook already computed reads them, and nothing
+is written into another notebook's results folder. A shard that fails stops the
+notebook with :class:`SweepFailed`, naming each failed shard and its error file;
+the finished shards stay cached, so the next run computes only what failed.
+
+Parameter conventions, the same in every notebook:
+
+* ``models`` (list): zoo names, ``role:<role>`` (every organism of a role of
+  :data:`vlmrobust.schema.ROLES`), model folders or hub ids ``org/name``; the
+  empty list means the notebook's default set (the ``evaluated`` organisms unless
+  the notebook asks for another role).
+* ``items_source`` (str): ``"synth"`` (the synthetic benchmark), a VLMEvalKit
+  TSV file (``*.tsv``), an item table saved as parquet (``*.parquet``, e.g. the
+  split of notebook 01), or ``hf:<dataset>[:<split>]`` (a Hugging Face dataset
+  with the default column names of :func:`vlmrobust.data.load_hf_dataset`).
+  Relative paths are read from the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import paths
+from ..params import ParameterError
+from ..schema import ROLES
+from .run import SweepResult, run_sweep
+from .spec import SweepSpec
+
+__all__ = ["SweepFailed", "resolve_models", "item_source", "item_source_kind", "predictions"]
+
+
+class SweepFailed(RuntimeError):
+    """Some shards of a sweep failed (their errors are in ``<shard>.error.json``); the rest are cached."""
+
+    def __init__(self, result: SweepResult):
+        self.result = result
+        lines = [f"  {r.model} / {r.perturbation}: {r.error} ({result.out_dir / Path(r.file).stem}.error.json)"
+                 for r in result.failed.itertuples()]
+        super().__init__(f"{len(lines)} of {len(result.shards)} sweep shard(s) failed; the others are cached and "
+                         "a rerun computes only the failed ones:\n" + "\n".join(lines))
+
+
+def _is_hub_id(name: str) -> bool:
+    parts = name.split("/")
+    return len(parts) == 2 and all(parts) and not name.startswith((".", "~"))
+
+
+def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evaluated",
+                   param: str = "models") -> list[str]:
+    """A notebook's model parameter as model names (see the module docstring).
+
+    Empty: the zoo's organisms of role(s) ``default``. ``role:<role>`` expands to
+    that role's organisms. Raises :class:`~vlmrobust.params.ParameterError`
+    naming ``param`` for a wrong type, an unknown name or role, a repeat, or a
+    selection that is empty.
+    """
+    from ..models import zoo
+
+    if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
+        raise ParameterError(f"parameter {param!r} must be a list of model names, got {models!r}")
+    zoo_names = zoo.names()
+    if not models:
+        out = zoo.names(default)
+        if not out:
+            raise ParameterError(f"parameter {param!r} is empty and the zoo has no organism of role {default!r}; "
+                                 f"name zoo organisms {zoo_names}, model folders or hub ids")
+        return out
+    out: list[str] = []
+    for i, m in enumerate(models):
+        if not isinstance(m, str) or not m.strip():
+            raise ParameterError(f"parameter '{param}[{i}]' must be a non-empty string, got {m!r}")
+        if m.startswith("role:"):
+            role = m.split(":", 1)[1]
+            if role not in ROLES:
+                raise ParameterError(f"parameter '{param}[{i}]' = {m!r}: unknown role; roles are {list(ROLES)}")
+            out += zoo.names(role)
+        elif m in zoo_names or Path(m).expanduser().is_dir():
+            out.append(m)
+        elif (paths.REPO_ROOT / m).is_dir():  # a folder relative to the repository root
+            out.append(str(paths.REPO_ROOT / m))
+        elif _is_hub_id(m):
+            out.append(m)
+        else:
+            raise ParameterError(f"parameter '{param}[{i}]' = {m!r} is neither a zoo organism {zoo_names}, "
+                                 "'role:<role>', a model folder nor a hub id 'org/name'")
+    if len(set(out)) != len(out):
+        raise ParameterError(f"parameter {param!r} names a model twice: {out}")
+    if not out:
+        raise ParameterError(f"parameter {param!r} = {list(models)} selects no model")
+    return out
+
+
+def item_source_kind(source: str, param: str = "items_source") -> tuple[str, str]:
+    """``(kind, where)`` of an item source: ``synth``, ``tsv``, ``parquet`` or ``hf`` (checked, not loaded)."""
+    if not isinstance(source, str) or not source.strip():
+        raise ParameterError(f"parameter {param!r} must be 'synth', a .tsv or .parquet file or 'hf:<dataset>', "
+                             f"got {source!r}")
+    if source == "synth":
+        return "synth", ""
+    if source.startswith("hf:"):
+        if not source[3:].strip():
+            raise ParameterError(f"parameter {param!r} = {source!r} names no dataset ('hf:<dataset>[:<split>]')")
+        return "hf", source[3:]
+    suffix = Path(source).suffix.lower()
+    if suffix not in (".tsv", ".parquet"):
+        raise ParameterError(f"parameter {param!r} = {source!r}: use 'synth', a .tsv (VLMEvalKit) or .parquet "
+                             "(item table) file, or 'hf:<dataset>[:<split>]'")
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() or path.is_file() else paths.REPO_ROOT / source
+    if not path.is_file():
+        raise ParameterError(f"parameter {param!r}: no file {source!r} (relative paths are read from the "
+                             f"repository root {paths.REPO_ROOT})")
+    return suffix[1:], str(path)
+
+
+def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_size: int = 64,
+                families: Sequence[str] | None = None, max_items: int = 0, param: str = "items_source",
+                **synth_kw: Any) -> pd.DataFrame:
+    """The item table of an item source (see the module docstring), validated against the schema.
+
+    ``n_per_family``, ``seed``, ``image_size``, ``families`` and ``synth_kw`` shape
+    the synthetic benchmark; ``max_items`` (0: all) caps a file or dataset.
+    """
+    from .. import data, synth
+
+    kind, where = item_source_kind(source, param)
+    if kind == "synth":
+        items = synth.generate(n_per_family, seed, size=image_size, families=families, **synth_kw)
+    elif kind == "tsv":
+        items = data.load_tsv(where, max_items=max_items or None)
+    elif kind == "parquet":
+        items = pd.read_parquet(where)
+        items = items.head(max_items) if max_items else items
+        items["options"] = items["options"].map(list)
+    else:
+        name, _, split = where.partition(":")
+        items = data.load_hf_dataset(name, split or "test", max_items=max_items or None)
+    return data.validate_items(items.reset_index(drop=True))
+
+
+def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[str, Sequence[int]], *,
+                methods: Sequence[str] | None = None, out_dir: str | os.PathLike | None = None,
+                executor: str = "local", client: Any = None, dask_workers: int = 0, progress: bool = True,
+                allow_failed: bool = False, **spec_kw: Any) -> SweepResult:
+    """Score ``models`` on ``items`` clean and under ``conditions`` through the shared shard cache.
+
+    ``conditions`` maps perturbation names to levels (``{}`` scores clean only);
+    ``methods`` ``None`` takes each model's default method. Other keywords go to
+    :class:`~vlmrobust.sweep.SweepSpec` (``template``, ``seed``, ``batch_size``,
+    ``torch_threads``, ``n_samples``, ...). ``executor="dask"`` runs the shards on
+    ``client``, or on a local cluster of ``dask_workers`` processes started (and
+    stopped) here. Raises :class:`SweepFailed` when a shard fails, unless
+    ``allow_failed`` (then ``result.failed`` lists them).
+    """
+    spec = SweepSpec(models=list(models), items=items, conditions=dict(conditions), methods=methods, **spec_kw)
+    out = Path(out_dir) if out_dir is not None else paths.shards_dir()
+    cluster = None
+    if executor == "dask" and client is None and dask_workers:
+        from dask.distributed import Client, LocalCluster
+
+        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, host="127.0.0.1",
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        result = run_sweep(spec, out, executor=executor, client=client, progress=progress)
+    finally:
+        if cluster is not None:
+            client.close()
+            cluster.close()
+    if len(result.failed) and not allow_failed:
+        raise SweepFailed(result)
+    return result

@@ -1,0 +1,133 @@
+"""The notebooks' hand-off: model and item-source parameters, and predictions through the shared shard cache."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import twins
+from PIL import Image
+
+from vlmrobust import paths, schema, sweep, synth
+from vlmrobust.models import zoo
+from vlmrobust.params import ParameterError
+
+torch.set_num_threads(1)
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def test_empty_models_mean_the_default_role():
+    assert sweep.resolve_models([]) == zoo.names("evaluated")
+    assert sweep.resolve_models([], default="selector") == zoo.names("selector")
+    assert sweep.resolve_models([], default=schema.ROLES) == zoo.names()
+
+
+def test_models_accept_names_roles_folders_and_hub_ids(tmp_path):
+    model, proc = twins.tiny_llava()
+    folder = str(twins.save_twin(model, proc, tmp_path / "twin"))
+    name = zoo.names("evaluated")[0]
+    got = sweep.resolve_models([name, "role:selector", folder, "org/some-vlm"])
+    assert got == [name, *zoo.names("selector"), folder, "org/some-vlm"]
+
+
+@pytest.mark.parametrize("value,match", [
+    ("tiny-long", "must be a list"),
+    (["no-such-organism"], r"models\[0\]"),
+    (["role:judge"], "unknown role"),
+    ([""], "non-empty string"),
+    ([3], "non-empty string"),
+])
+def test_bad_models_name_the_parameter(value, match):
+    with pytest.raises(ParameterError, match=match):
+        sweep.resolve_models(value)
+
+
+def test_repeated_models_are_refused():
+    name = zoo.names("selector")[0]
+    with pytest.raises(ParameterError, match="twice"):
+        sweep.resolve_models([name, "role:selector"])
+
+
+# ----------------------------------------------------------------------------- item sources
+
+
+def _png_b64(seed: int) -> str:
+    arr = np.random.default_rng(seed).integers(0, 255, (16, 16, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def test_item_sources_share_one_schema(tmp_path):
+    synthetic = sweep.item_source("synth", n_per_family=1, seed=3, families=["colour", "verify"])
+    assert list(synthetic.columns) == list(schema.ITEM_COLUMNS) and len(synthetic) == 2
+    tsv = tmp_path / "bench.tsv"
+    pd.DataFrame({"index": [0, 1], "question": ["Which?", "Which now?"], "A": ["x", "p"], "B": ["y", "q"],
+                  "answer": ["B", "A"], "image": [_png_b64(0), _png_b64(1)]}).to_csv(tsv, sep="\t", index=False)
+    from_tsv = sweep.item_source(str(tsv), max_items=1)
+    assert list(from_tsv.columns) == list(schema.ITEM_COLUMNS) and from_tsv.answer_idx.tolist() == [1]
+    saved = tmp_path / "split.parquet"
+    synthetic.to_parquet(saved)
+    back = sweep.item_source(str(saved))
+    assert back.item_id.tolist() == synthetic.item_id.tolist() and back.options.map(list).tolist() == \
+        synthetic.options.tolist()
+    assert sweep.item_source_kind("hf:org/set:val") == ("hf", "org/set:val")
+
+
+@pytest.mark.parametrize("value,match", [
+    ("", "must be 'synth'"),
+    ("items.csv", "use 'synth'"),
+    ("missing.tsv", "no file"),
+    ("hf:", "names no dataset"),
+])
+def test_bad_item_sources_name_the_parameter(value, match):
+    with pytest.raises(ParameterError, match=match) as exc:
+        sweep.item_source_kind(value)
+    assert "items_source" in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- predictions
+
+
+@pytest.fixture
+def tiny_items():
+    return synth.generate(1, 11, families=["colour", "shape"])
+
+
+def test_two_notebooks_share_the_cached_shards(out_roots, tiny_items):
+    model = zoo.names("evaluated")[0]
+    first = sweep.predictions([model], tiny_items, {"gaussian_noise": [1]}, seed=0, progress=False)
+    assert set(first.shards.status) == {"done"}
+    cache = paths.shards_dir()
+    assert first.out_dir == cache and cache.parent == out_roots[0]
+    files = sorted(p.name for p in cache.iterdir())
+    # another notebook asking for a subset (the clean shard only) reads it from the cache
+    second = sweep.predictions([model], tiny_items, {}, seed=0, progress=False)
+    assert list(second.shards.status) == ["cached"] and sorted(p.name for p in cache.iterdir()) == files
+    clean = first.table[first.table.perturbation == schema.CLEAN].reset_index(drop=True)
+    pd.testing.assert_frame_equal(second.table, clean)
+    assert list(first.table.columns) == list(schema.PRED_COLUMNS)
+    assert sorted(p.name for p in out_roots[0].iterdir()) == ["shards"]  # nothing written anywhere else
+
+
+def test_a_failed_shard_stops_with_its_error_and_keeps_the_others(out_roots, tiny_items):
+    model = zoo.names("evaluated")[0]
+    bad = tiny_items.copy()
+    bad.loc[1, "image_ref"] = "b64:not-an-image"
+    with pytest.raises(sweep.SweepFailed, match=r"2 of 2 sweep shard\(s\) failed") as exc:
+        sweep.predictions([model], bad, {"gaussian_noise": [1]}, seed=0, progress=False)
+    assert "error.json" in str(exc.value) and "not valid base64" in str(exc.value)
+    errors = list(paths.shards_dir().glob("*.error.json"))
+    assert len(errors) == 2 and "synth-s11-shape-00000" in json.loads(errors[0].read_text())["error"] + \
+        json.loads(errors[1].read_text())["error"]
+    partial = sweep.predictions([model], bad, {"gaussian_noise": [1]}, seed=0, progress=False, allow_failed=True)
+    assert len(partial.failed) == 2 and partial.table.empty
+    good = sweep.predictions([model], tiny_items, {"gaussian_noise": [1]}, seed=0, progress=False)
+    assert set(good.shards.status) == {"done"} and len(good.table) == 2 * len(tiny_items)
