@@ -9,19 +9,24 @@ STAMP       := $(VENV)/.installed
 # torch is installed first and explicitly, so that no dependency drags in a multi-GB CUDA build.
 # CPU build by default: torch==2.13.0+cpu from wherever pip already finds it (a local wheel, a mirror),
 # else from PyTorch's CPU index. GPU users: `make install TORCH_VARIANT=cu128` (any CUDA variant).
+# Everything else comes from pip's own configured index.
 TORCH_VERSION ?= 2.13.0
 TORCH_VARIANT ?= cpu
 TORCH_INDEX   ?= https://download.pytorch.org/whl/$(TORCH_VARIANT)
-
+# PAPER=1 also installs the `paper` extra (what real hub models need, e.g. torchvision's video processors).
+PAPER       ?=
+comma       := ,
+EXTRAS      := dev$(if $(PAPER),$(comma)paper)
+KERNEL      ?= vlmrobust
 NOTEBOOKS   := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 NB_IDS      := $(basename $(notdir $(NOTEBOOKS)))
 EXEC_DIR    := executed
 SMOKE_DIR   := build/smoke
+RESULTS     := results
 NB          ?=
 P           ?=
-KERNEL      ?= python3
 
-.PHONY: help install sync lab run test unit smoke report bench zoo lint clean distclean
+.PHONY: help install sync lab run figures test unit smoke report bench zoo lint clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
@@ -35,42 +40,53 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip >/dev/null || true
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "torch==$(TORCH_VERSION)+$(TORCH_VARIANT)" \
-	  || $(PY) -m pip install -q "torch==$(TORCH_VERSION)" --index-url "$(TORCH_INDEX)" --extra-index-url https://pypi.org/simple
-	$(PY) -m pip install -q -e ".[dev]"
+	  || $(PY) -m pip install -q "torch==$(TORCH_VERSION)" --index-url "$(TORCH_INDEX)"
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	@$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python 3 (vlmrobust)" >/dev/null
 	@touch $(STAMP)
 
-install: $(STAMP)  ## create .venv (when absent) and install the package, CPU torch and dev tools
+install: $(STAMP)  ## create .venv (when absent): the package, CPU torch, dev tools, the `vlmrobust` kernel
 
 sync: $(STAMP)  ## generate the .ipynb twins of the notebooks (jupytext pairing)
 	$(VENV)/bin/jupytext --sync $(NOTEBOOKS)
 
-lab: sync  ## open JupyterLab on the notebooks (the .py files open as notebooks)
+lab: sync  ## open JupyterLab on the notebooks (the .py files open as notebooks, on the vlmrobust kernel)
 	$(VENV)/bin/jupyter lab notebooks/
 
-run: $(STAMP)  ## run every notebook in order with default parameters (executed copies go to executed/)
+# One notebook run: $(1) = notebook id, $(2) = parameter variant (may be empty), $(3) = figure folder.
+# Default runs write to results/ (figures to results/figures/), a variant to results/variants/<variant>/.
+define run_one
+	test -f notebooks/$(1).py || { echo "no notebook notebooks/$(1).py; choose one of: $(NB_IDS)"; exit 2; }; \
+	pfile=""; out=$(EXEC_DIR)/$(1).ipynb; root=$(CURDIR)/$(RESULTS); \
+	if [ -n "$(2)" ]; then pfile=params/$(1)/$(2).yaml; \
+	  test -f $$pfile || { echo "no parameter file $$pfile; variants of $(1): $$(ls params/$(1)/ 2>/dev/null | sed 's/\.yaml//' | tr '\n' ' ')"; exit 2; }; \
+	  out=$(EXEC_DIR)/$(1).$(2).ipynb; root=$(CURDIR)/$(RESULTS)/variants/$(2); fi; \
+	echo "== $(1) $(if $(2),[$(2)],[default]) -> $$root"; \
+	$(VENV)/bin/jupytext -q --to ipynb -o build/nb/$(1).ipynb notebooks/$(1).py; \
+	VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks \
+	  $${pfile:+-f $$pfile} build/nb/$(1).ipynb $$out
+endef
+
+run: $(STAMP)  ## run every notebook with default parameters (outputs: executed/, results/; nothing committed changes)
 	@mkdir -p $(EXEC_DIR) build/nb
-	@set -e; ids="$(if $(NB),$(NB),$(NB_IDS))"; \
-	for id in $$ids; do \
-	  test -f notebooks/$$id.py || { echo "no notebook notebooks/$$id.py; choose one of: $(NB_IDS)"; exit 2; }; \
-	  pfile=""; out=$(EXEC_DIR)/$$id.ipynb; \
-	  if [ -n "$(P)" ]; then pfile=params/$$id/$(P).yaml; \
-	    test -f $$pfile || { echo "no parameter file $$pfile"; ls params/$$id/ 2>/dev/null; exit 2; }; \
-	    out=$(EXEC_DIR)/$$id.$(P).ipynb; fi; \
-	  echo "== $$id $(if $(P),[$(P)],[default])"; \
-	  $(VENV)/bin/jupytext -q --to ipynb -o build/nb/$$id.ipynb notebooks/$$id.py; \
-	  $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks $${pfile:+-f $$pfile} build/nb/$$id.ipynb $$out; \
-	done
+	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,$(P),); done
+	@$(if $(P),,$(PY) -m vlmrobust.nbtools compare-figures $(RESULTS)/figures figures $(if $(NB),--only $(NB)))
 
-unit: $(STAMP)  ## library, layout and determinism tests (no notebook execution)
-	$(PY) -m pytest tests -q
+figures: $(STAMP)  ## rerun the notebooks (NB=<id> for one) with default parameters, rewriting the committed figures/
+	@mkdir -p $(EXEC_DIR) build/nb
+	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,,$(CURDIR)/figures); done
 
-smoke: $(STAMP)  ## every notebook under params/smoke.yaml (papermill --prepare-only, then pytest --nbval-lax)
+unit: $(STAMP)  ## library, layout and parameter tests (no notebook execution)
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/after_smoke
+
+smoke: $(STAMP)  ## every notebook under params/smoke.yaml (papermill --prepare-only, pytest --nbval-lax), then reruns
 	@rm -rf $(SMOKE_DIR) && mkdir -p $(SMOKE_DIR)
 	$(PY) -m vlmrobust.nbtools prepare-smoke $(SMOKE_DIR)
-	VLMROBUST_RESULTS_ROOT=$(CURDIR)/$(SMOKE_DIR)/results VLMROBUST_FIG_ROOT=$(CURDIR)/$(SMOKE_DIR)/figures \
+	OMP_NUM_THREADS=1 VLMROBUST_RESULTS_ROOT=$(CURDIR)/$(SMOKE_DIR)/results VLMROBUST_FIG_ROOT=$(CURDIR)/$(SMOKE_DIR)/figures \
 	  $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-cell-timeout=900 $(SMOKE_DIR)/*.ipynb
+	OMP_NUM_THREADS=1 VLMROBUST_SMOKE_DIR=$(CURDIR)/$(SMOKE_DIR) $(PY) -m pytest -q -p no:cacheprovider tests/after_smoke
 
-test: unit smoke  ## the whole suite: unit tests, then every notebook under smoke parameters
+test: lint unit smoke  ## the whole suite: lint, unit tests, every notebook under smoke parameters, determinism
 
 report: $(STAMP)  ## HTML of the executed notebooks (after `make run`) into report/
 	@ls $(EXEC_DIR)/*.ipynb >/dev/null 2>&1 || { echo "nothing in $(EXEC_DIR)/: run 'make run' first"; exit 2; }

@@ -35,3 +35,48 @@ def test_save_rejects_bad_slug(out_roots, slug):
     with pytest.raises(ValueError, match="kebab"):
         figures.save(fig, "99_test", slug)
     plt.close(fig)
+
+
+def test_default_figures_go_to_an_ignored_folder(monkeypatch, tmp_path):
+    from vlmrobust import paths
+
+    monkeypatch.delenv("VLMROBUST_FIG_ROOT", raising=False)
+    monkeypatch.setenv("VLMROBUST_RESULTS_ROOT", str(tmp_path))
+    assert paths.fig_root() == tmp_path / "figures" != paths.COMMITTED_FIGURES
+    monkeypatch.setenv("VLMROBUST_FIG_ROOT", str(paths.COMMITTED_FIGURES))  # what `make figures` does
+    assert paths.fig_root() == paths.COMMITTED_FIGURES
+    monkeypatch.setenv("VLMROBUST_FIG_ROOT", "")  # an empty variable means the default
+    assert paths.fig_root() == tmp_path / "figures"
+
+
+def _png(path, arr):
+    from PIL import Image
+
+    Image.fromarray(arr).save(path)
+    return path
+
+
+def test_compare_png_tolerates_last_bit_differences(tmp_path):
+    base = np.full((100, 100, 3), 200, dtype=np.uint8)
+    a = _png(tmp_path / "a.png", base)
+    near = base.copy()
+    near[0, :5] += 1  # one grey level in 0.05 % of pixels: another machine's rounding
+    assert figures.compare_png(a, _png(tmp_path / "b.png", near)) == {"match": True, "same_size": True,
+                                                                     "share": 0.0, "max_diff": 1}
+    far = base.copy()
+    far[:10, :10] = 0  # a changed figure: 1 % of pixels far off
+    got = figures.compare_png(a, _png(tmp_path / "c.png", far))
+    assert not got["match"] and got["share"] == 0.01 and got["max_diff"] == 200
+    assert not figures.compare_png(a, _png(tmp_path / "d.png", base[:50]))["same_size"]
+
+
+def test_compare_folders_reports_missing_and_new(tmp_path):
+    base = np.zeros((10, 10, 3), dtype=np.uint8)
+    for root in ("run", "committed"):
+        (tmp_path / root / "01_nb").mkdir(parents=True)
+        _png(tmp_path / root / "01_nb" / "same.png", base)
+    _png(tmp_path / "committed" / "01_nb" / "gone.png", base)
+    _png(tmp_path / "run" / "01_nb" / "extra.png", base)
+    rows = {r["figure"]: r for r in figures.compare_folders(tmp_path / "run", tmp_path / "committed")}
+    assert rows["01_nb/same.png"]["match"] and rows["01_nb/gone.png"]["missing"] and rows["01_nb/extra.png"]["new"]
+    assert not rows["01_nb/gone.png"]["match"] and not rows["01_nb/extra.png"]["match"]

@@ -93,13 +93,37 @@ def prepare(nb_id: str, out: str | Path, params: dict[str, Any]) -> Path:
     return out
 
 
+def _compare_figures(args: argparse.Namespace) -> int:
+    from .figures import compare_folders
+
+    rows = compare_folders(args.actual, args.committed, args.only)
+    bad = [r for r in rows if not r["match"]]
+    for r in bad:
+        why = ("not written by this run" if r["missing"] else "new (not committed)" if r["new"]
+               else "size changed" if not r["same_size"] else f"{r['share']:.2%} of pixels differ (max {r['max_diff']})")
+        print(f"  {r['figure']}: {why}")
+    if bad:
+        print(f"{len(bad)} of {len(rows)} figures differ from the committed ones in {args.committed}/; "
+              "`make figures` rewrites the committed figures")
+    else:
+        print(f"all {len(rows)} figures match the committed ones in {args.committed}/ (pixel tolerance)")
+    return 1 if bad and args.strict else 0
+
+
 def _main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vlmrobust.nbtools")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("prepare-smoke", help="write every notebook with its smoke overrides into DIR")
     p.add_argument("dir")
     p.add_argument("--only", nargs="*", default=None, help="notebook ids (default: all)")
+    c = sub.add_parser("compare-figures", help="compare a run's figures with the committed ones (pixel tolerance)")
+    c.add_argument("actual")
+    c.add_argument("committed")
+    c.add_argument("--only", nargs="*", default=None, help="notebook ids (default: every committed folder)")
+    c.add_argument("--strict", action="store_true", help="exit 1 when a figure differs")
     args = ap.parse_args(argv)
+    if args.cmd == "compare-figures":
+        return _compare_figures(args)
     if args.cmd == "prepare-smoke":
         for nb_id in args.only or notebook_ids():
             out = prepare(nb_id, Path(args.dir) / f"{nb_id}.ipynb", smoke_overrides(nb_id))
