@@ -224,3 +224,17 @@ def test_every_method_on_the_zoo(name):
     df = score.predict(lm, _items(), _images(5, seed=1), methods=list(score.METHODS), n_samples=3)
     assert len(df) == 5 * len(score.METHODS)
     assert np.allclose([sum(p) for p in df.probs], 1.0)
+
+
+def test_token_prob_is_the_chosen_option_over_the_whole_vocabulary():
+    name = models.zoo.names("evaluated")[0]
+    lm = models.load(name)
+    df = score.predict(lm, _items().iloc[:3], _images(3), methods=["letter", "loglik", "loglik_norm", "sample"],
+                       n_samples=2)
+    letter = df[df.method == "letter"]
+    # the letter's vocabulary probability never exceeds its probability renormalised over the K letters
+    assert (letter.token_prob <= letter.confidence + 1e-12).all() and (letter.token_prob > 0).all()
+    ll, norm = df[df.method == "loglik"], df[df.method == "loglik_norm"]
+    assert np.allclose(ll.token_prob, [np.exp(lg[p]) for lg, p in zip(ll.logits, ll.pred_idx, strict=True)])
+    assert np.allclose(norm.token_prob, [np.exp(lg[p]) for lg, p in zip(norm.logits, norm.pred_idx, strict=True)])
+    assert df[df.method == "sample"].token_prob.isna().all()

@@ -42,7 +42,10 @@ answer_idx      int     index of the correct option
 probs           list    the option distribution (K floats, sums to 1)
 pred_idx        int     argmax of probs, ties to the lowest index
 correct         bool    pred_idx == answer_idx
-confidence      float   max(probs)
+confidence      float   max(probs): the option-renormalised probability of the chosen option
+token_prob      float   the chosen option's probability over the whole vocabulary (its letter token for
+                        ``letter``; exp of its log-likelihood for ``loglik``, of the per-token mean for
+                        ``loglik_norm``; the base method's for ``verbal``); NaN for ``sample``
 margin          float   top minus runner-up score, in the method's units (logits, log-probs, frequencies)
 abstained       bool    the prediction is the abstain option (abstain_idx >= 0)
 verbal_conf     float   verbalized confidence in [0, 1] (``verbal`` rows); NaN otherwise or when unparsed
@@ -75,8 +78,8 @@ ITEM_KEY_COLUMNS = ("item_id", "task", "category", "question", "options", "answe
 
 PRED_COLUMNS = (
     "model", "item_id", "task", "category", "perturbation", "level", "param", "method", "template",
-    "seed", "K", "answer_idx", "probs", "pred_idx", "correct", "confidence", "margin", "abstained",
-    "verbal_conf", "unparsed_rate", "logits",
+    "seed", "K", "answer_idx", "probs", "pred_idx", "correct", "confidence", "token_prob", "margin",
+    "abstained", "verbal_conf", "unparsed_rate", "logits",
 )
 #: Scoring methods: letter logits, option log-likelihood (summed, length-normalised), sampling, verbalized.
 METHODS = ("letter", "loglik", "loglik_norm", "sample", "verbal")

@@ -118,6 +118,7 @@ def simulate_predictions(
         "pred_idx": pred_idx.astype(np.int64),
         "correct": pred_idx == ansr,
         "confidence": srt[:, -1],
+        "token_prob": np.nan,
         "margin": srt[:, -1] - srt[:, -2],
         "abstained": False,
         "verbal_conf": np.nan,

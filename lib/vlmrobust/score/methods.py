@@ -73,7 +73,8 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
 
     Batched with left padding over length-sorted batches; the LM head runs on the
     last position only (``logits_to_keep=1``). ``p = softmax(z[letter_1..K])``;
-    the margin is in logit units. Raises :class:`~vlmrobust.models.LetterTokenError`
+    the margin is in logit units; ``extra["token_probs"]`` holds each letter's
+    probability over the whole vocabulary (seed 003's token-probability confidence). Raises :class:`~vlmrobust.models.LetterTokenError`
     when a letter is not one token.
     """
     rows = _last_position(lm, item_ids, prompts, images, batch_size)
@@ -85,7 +86,8 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
             memo[key] = letter_token_ids(lm.tokenizer, prompt, len(opts))
         ids = memo[key]
         z = row[ids]
-        out.append(OptionScores(probs=softmax(z), scores=z, margin=margin_of(z)))
+        vocab = np.exp(next_token_logprobs(row)[ids])  # each letter's probability over the whole vocabulary
+        out.append(OptionScores(probs=softmax(z), scores=z, margin=margin_of(z), extra={"token_probs": vocab}))
     return out
 
 
@@ -100,9 +102,13 @@ def _option_tokens(lm: Any, item_id: str, prompt: str, opts: Sequence[str]) -> l
 
 
 def _loglik_result(sums: np.ndarray, lengths: np.ndarray) -> tuple[OptionScores, OptionScores]:
+    """Both log-likelihood results; ``token_probs`` is each option's probability over the whole vocabulary:
+    ``exp(s)``, the probability of its token sequence (summed form), or the geometric mean per token (normalised)."""
     norm = sums / lengths
-    return (OptionScores(probs=softmax(sums), scores=sums, margin=margin_of(sums), extra={"n_tokens": lengths}),
-            OptionScores(probs=softmax(norm), scores=norm, margin=margin_of(norm), extra={"n_tokens": lengths}))
+    return (OptionScores(probs=softmax(sums), scores=sums, margin=margin_of(sums),
+                         extra={"n_tokens": lengths, "token_probs": np.exp(sums)}),
+            OptionScores(probs=softmax(norm), scores=norm, margin=margin_of(norm),
+                         extra={"n_tokens": lengths, "token_probs": np.exp(norm)}))
 
 
 def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
@@ -354,5 +360,5 @@ def verbal_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     texts = greedy_texts(lm, item_ids, prompts, images, max_new_tokens=max_new_tokens)
     for d, t, opts in zip(dist, texts, options, strict=True):
         d.verbal_conf = parse_confidence(t)
-        d.extra = {"text": t, "parsed_idx": parse_answer(t, opts, lm.answer_format)}
+        d.extra = {**d.extra, "text": t, "parsed_idx": parse_answer(t, opts, lm.answer_format)}
     return dist

@@ -30,6 +30,11 @@ def _generator(*keys: Any) -> Any:
     return torch.Generator().manual_seed(key_to_int(*keys) % (2**63 - 1))
 
 
+def _token_prob(res: Any, pred: int) -> float:
+    vocab = res.extra.get("token_probs") if isinstance(res.extra, dict) else None
+    return float(vocab[pred]) if vocab is not None else math.nan
+
+
 def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict], Any], *,
             methods: Sequence[str] | None = None, template: str = "vlmrobust", seed: int = 0,
             perturbation: str = "clean", level: int = 0, param: float = math.nan, batch_size: int = 8,
@@ -96,7 +101,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
                 "param": float(param), "method": m, "template": template if isinstance(template, str) else
                 template.name, "seed": int(seed), "K": len(probs), "answer_idx": int(r["answer_idx"]),
                 "probs": probs.tolist(), "pred_idx": pred, "correct": pred == int(r["answer_idx"]),
-                "confidence": float(probs.max()), "margin": float(res.margin),
+                "confidence": float(probs.max()), "token_prob": _token_prob(res, pred), "margin": float(res.margin),
                 "abstained": abstain_idx >= 0 and pred == abstain_idx, "verbal_conf": float(res.verbal_conf),
                 "unparsed_rate": float(res.unparsed_rate),
                 "logits": None if res.scores is None else np.asarray(res.scores, dtype=np.float64).tolist(),

@@ -28,7 +28,7 @@ from ..schema import ITEM_KEY_COLUMNS, METHODS
 __all__ = ["SCHEMA_VERSION", "SweepSpec", "Shard", "plan", "items_digest"]
 
 #: Bumped when the predictions table or the shard layout changes meaning.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass
