@@ -29,7 +29,9 @@ def test_empty_models_mean_the_default_role():
     assert sweep.resolve_models([], default=schema.ROLES) == zoo.names()
 
 
-def test_models_accept_names_roles_folders_and_hub_ids(tmp_path):
+def test_models_accept_names_roles_folders_and_hub_ids(tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # a hub id passes when the hub may be reached
+    monkeypatch.setattr("vlmrobust.models.hub_reachable", lambda: True)
     model, proc = twins.tiny_llava()
     folder = str(twins.save_twin(model, proc, tmp_path / "twin"))
     name = zoo.names("evaluated")[0]
@@ -47,6 +49,21 @@ def test_models_accept_names_roles_folders_and_hub_ids(tmp_path):
 def test_bad_models_name_the_parameter(value, match):
     with pytest.raises(ParameterError, match=match):
         sweep.resolve_models(value)
+
+
+def test_an_uncached_hub_model_offline_stops_in_the_resolve_step(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(ParameterError, match=r"models\[0\]' = 'org/some-vlm' is a hub model that is not in the local"):
+        sweep.resolve_models(["org/some-vlm"])
+
+
+def test_an_unreachable_hub_stops_in_the_resolve_step(monkeypatch, tmp_path):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr("vlmrobust.models.hub_reachable", lambda: False)
+    with pytest.raises(ParameterError, match="the hub cannot be reached"):
+        sweep.resolve_models(["org/some-vlm"])
 
 
 def test_repeated_models_are_refused():
@@ -78,7 +95,13 @@ def test_item_sources_share_one_schema(tmp_path):
     back = sweep.item_source(str(saved))
     assert back.item_id.tolist() == synthetic.item_id.tolist() and back.options.map(list).tolist() == \
         synthetic.options.tolist()
-    assert sweep.item_source_kind("hf:org/set:val") == ("hf", "org/set:val")
+    import importlib.util
+
+    if importlib.util.find_spec("datasets") is None:  # the `paper` extra is not installed
+        with pytest.raises(ParameterError, match="needs the 'datasets' package"):
+            sweep.item_source_kind("hf:org/set:val")
+    else:
+        assert sweep.item_source_kind("hf:org/set:val") == ("hf", "org/set:val")
 
 
 @pytest.mark.parametrize("value,match", [

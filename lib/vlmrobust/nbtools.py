@@ -17,7 +17,8 @@ import yaml
 
 from . import paths
 
-__all__ = ["notebook_ids", "notebook_path", "parameters", "read_params_file", "smoke_overrides", "prepare"]
+__all__ = ["notebook_ids", "notebook_path", "parameters", "read_params_file", "smoke_overrides", "prepare",
+           "resolve_cell_index", "execute_until_resolved"]
 
 
 def notebook_ids() -> list[str]:
@@ -93,6 +94,53 @@ def prepare(nb_id: str, out: str | Path, params: dict[str, Any]) -> Path:
     return out
 
 
+def resolve_cell_index(nb: Any) -> int:
+    """Index of a notebook's resolve cell: the first code cell after its parameters (and injected) cells."""
+    tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
+    marks = [i for i, tg in enumerate(tags) if "parameters" in tg or "injected-parameters" in tg]
+    if not marks:
+        raise ValueError("the notebook has no cell tagged 'parameters'")
+    for i in range(marks[-1] + 1, len(nb.cells)):
+        if nb.cells[i].cell_type == "code":
+            return i
+    raise ValueError("the notebook has no code cell after its parameters")
+
+
+def execute_until_resolved(src: str | Path, out: str | Path, kernel_name: str = "python3",
+                           cwd: str | Path | None = None) -> None:
+    """Execute a (papermill-prepared) notebook up to and including its resolve cell; write the result to ``out``.
+
+    This is ``make run ... UNTIL=resolve``: a parameter variant is checked the way a
+    full run would check it (the same injected parameters, the same resolve
+    cell) without doing the work. A failing cell raises ``nbclient``'s
+    ``CellExecutionError`` after ``out`` is written.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(str(src), as_version=4)
+    nb.cells = nb.cells[: resolve_cell_index(nb) + 1]
+    client = NotebookClient(nb, kernel_name=kernel_name, timeout=900,
+                            resources={"metadata": {"path": str(cwd or paths.notebooks_dir())}})
+    try:
+        client.execute()
+    finally:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, str(out))
+
+
+def _until_resolved(args: argparse.Namespace) -> int:
+    from nbclient.exceptions import CellExecutionError
+
+    try:
+        execute_until_resolved(args.src, args.out, args.kernel)
+    except CellExecutionError as exc:
+        print(f"stopped before the work began: {exc.ename}: {exc.evalue}", file=sys.stderr)
+        return 1
+    print(f"parameters resolved; the notebook up to its resolve cell is in {args.out}")
+    return 0
+
+
 def _compare_figures(args: argparse.Namespace) -> int:
     from .figures import compare_folders
 
@@ -121,7 +169,13 @@ def _main(argv: list[str] | None = None) -> int:
     c.add_argument("committed")
     c.add_argument("--only", nargs="*", default=None, help="notebook ids (default: every committed folder)")
     c.add_argument("--strict", action="store_true", help="exit 1 when a figure differs")
+    u = sub.add_parser("until-resolved", help="execute a prepared notebook up to and including its resolve cell")
+    u.add_argument("src")
+    u.add_argument("out")
+    u.add_argument("--kernel", default="python3")
     args = ap.parse_args(argv)
+    if args.cmd == "until-resolved":
+        return _until_resolved(args)
     if args.cmd == "compare-figures":
         return _compare_figures(args)
     if args.cmd == "prepare-smoke":

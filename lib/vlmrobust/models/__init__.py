@@ -29,8 +29,11 @@ from .loading import (
                       ModelLoadError,
                       default_method,
                       fingerprint,
+                      hub_cached,
+                      hub_reachable,
                       image_only,
                       load,
+                      offline,
 )
 from .prompts import (
                       CONFIDENCE_REQUEST,
@@ -46,5 +49,5 @@ from .prompts import (
 __all__ = [
     "CONFIDENCE_REQUEST", "TEMPLATES", "LetterTokenError", "LoadedModel",
     "ModelLoadError", "Template", "build_prompt", "continuation_ids", "default_method", "fingerprint",
-    "image_only", "letter_token_ids", "load", "mcq_text", "zoo",
+    "hub_cached", "hub_reachable", "image_only", "letter_token_ids", "load", "mcq_text", "offline", "zoo",
 ]

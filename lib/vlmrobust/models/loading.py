@@ -12,7 +12,8 @@ from typing import Any
 from ..schema import ANSWER_FORMATS
 from . import zoo
 
-__all__ = ["LoadedModel", "ModelLoadError", "load", "default_method", "fingerprint", "image_only"]
+__all__ = ["LoadedModel", "ModelLoadError", "load", "default_method", "fingerprint", "image_only", "offline",
+           "hub_cached", "hub_reachable"]
 
 
 class ModelLoadError(OSError):
@@ -61,8 +62,30 @@ def default_method(answer_format: str) -> str:
     raise ValueError(f"answer_format must be one of {ANSWER_FORMATS}, got {answer_format!r}")
 
 
-def _offline() -> bool:
+def offline() -> bool:
+    """Whether the Hugging Face hub is switched off (``HF_HUB_OFFLINE`` set to 1/true/yes/on)."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def hub_reachable() -> bool:
+    """Whether the hub's host name resolves (a quick look-up; no request is sent)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    host = urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or "huggingface.co"
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+def hub_cached(model_id: str, revision: str | None = None) -> bool:
+    """Whether a hub model's ``config.json`` is in the local Hugging Face cache (no network used)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    hit = try_to_load_from_cache(model_id, "config.json", revision=revision)
+    return isinstance(hit, str)
 
 
 def _resolve_dtype(dtype: Any) -> Any:
@@ -109,7 +132,7 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
         where, source, model_id = raw, "hub", raw
         if revision is not None:
             kwargs["revision"] = revision
-        if _offline():
+        if offline():
             kwargs["local_files_only"] = True
     torch_dtype = _resolve_dtype(dtype)
     from transformers.utils import logging as hf_logging
@@ -128,7 +151,7 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
             str(where), **kwargs, **({"dtype": torch_dtype} if torch_dtype is not None else {})
         )
     except (OSError, ValueError) as exc:
-        if source == "hub" and _offline():
+        if source == "hub" and offline():
             raise ModelLoadError(
                 f"model {raw!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
                 f"download it first (huggingface-cli download {raw}) or unset HF_HUB_OFFLINE. ({exc})"

@@ -66,11 +66,13 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
     """A notebook's model parameter as model names (see the module docstring).
 
     Empty: the zoo's organisms of role(s) ``default``. ``role:<role>`` expands to
-    that role's organisms. Raises :class:`~vlmrobust.params.ParameterError`
+    that role's organisms. A hub id must be in the local Hugging Face cache when
+    ``HF_HUB_OFFLINE`` is set or the hub's host does not resolve (so a notebook
+    stops here, not minutes later while loading). Raises :class:`~vlmrobust.params.ParameterError`
     naming ``param`` for a wrong type, an unknown name or role, a repeat, or a
     selection that is empty.
     """
-    from ..models import zoo
+    from ..models import hub_cached, hub_reachable, offline, zoo
 
     if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
         raise ParameterError(f"parameter {param!r} must be a list of model names, got {models!r}")
@@ -95,6 +97,11 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
         elif (paths.REPO_ROOT / m).is_dir():  # a folder relative to the repository root
             out.append(str(paths.REPO_ROOT / m))
         elif _is_hub_id(m):
+            if not hub_cached(m) and (offline() or not hub_reachable()):
+                why = "HF_HUB_OFFLINE is set" if offline() else "the hub cannot be reached from here"
+                raise ParameterError(f"parameter '{param}[{i}]' = {m!r} is a hub model that is not in the local "
+                                     f"Hugging Face cache, and {why}: download it first (hf download {m}) on a "
+                                     "machine with hub access, or name a zoo organism or a model folder")
             out.append(m)
         else:
             raise ParameterError(f"parameter '{param}[{i}]' = {m!r} is neither a zoo organism {zoo_names}, "
@@ -116,6 +123,11 @@ def item_source_kind(source: str, param: str = "items_source") -> tuple[str, str
     if source.startswith("hf:"):
         if not source[3:].strip():
             raise ParameterError(f"parameter {param!r} = {source!r} names no dataset ('hf:<dataset>[:<split>]')")
+        import importlib.util
+
+        if importlib.util.find_spec("datasets") is None:
+            raise ParameterError(f"parameter {param!r} = {source!r} needs the 'datasets' package: "
+                                 "pip install -e .[paper] (or make install PAPER=1)")
         return "hf", source[3:]
     suffix = Path(source).suffix.lower()
     if suffix not in (".tsv", ".parquet"):
@@ -156,7 +168,7 @@ def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_siz
 
 def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[str, Sequence[int]], *,
                 methods: Sequence[str] | None = None, out_dir: str | os.PathLike | None = None,
-                executor: str = "local", client: Any = None, dask_workers: int = 0, progress: bool = True,
+                executor: str = "local", client: Any = None, dask_workers: int = 0, progress: bool | None = None,
                 allow_failed: bool = False, **spec_kw: Any) -> SweepResult:
     """Score ``models`` on ``items`` clean and under ``conditions`` through the shared shard cache.
 
