@@ -20,13 +20,14 @@ EXTRAS      := dev$(if $(PAPER),$(comma)paper)
 KERNEL      ?= vlmrobust
 NOTEBOOKS   := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 NB_IDS      := $(basename $(notdir $(NOTEBOOKS)))
-EXEC_DIR    := executed
+EXEC_DIR    ?= executed
 SMOKE_DIR   := build/smoke
-RESULTS     := results
+RESULTS     ?= results
 NB          ?=
 P           ?=
+UNTIL       ?=
 
-.PHONY: help install sync lab run figures test unit smoke report bench zoo lint clean distclean
+.PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
@@ -34,6 +35,7 @@ help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-8s %s\n", $$1, $$2}'
 	@echo
 	@echo "  make run NB=<id> [P=<variant>]   one notebook, with params/<id>/<variant>.yaml"
+	@echo "  make run ... UNTIL=resolve        stop after the resolve cell (checks a variant's parameters)"
 	@echo "  notebooks: $(NB_IDS)"
 
 $(STAMP): pyproject.toml
@@ -51,7 +53,7 @@ sync: $(STAMP)  ## generate the .ipynb twins of the notebooks (jupytext pairing)
 	$(VENV)/bin/jupytext --sync $(NOTEBOOKS)
 
 lab: sync  ## open JupyterLab on the notebooks (the .py files open as notebooks, on the vlmrobust kernel)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 # One notebook run: $(1) = notebook id, $(2) = parameter variant (may be empty), $(3) = figure folder.
 # Default runs write to results/ (figures to results/figures/), a variant to results/variants/<variant>/.
@@ -63,21 +65,27 @@ define run_one
 	  out=$(EXEC_DIR)/$(1).$(2).ipynb; root=$(CURDIR)/$(RESULTS)/variants/$(2); fi; \
 	echo "== $(1) $(if $(2),[$(2)],[default]) -> $$root"; \
 	$(VENV)/bin/jupytext -q --to ipynb -o build/nb/$(1).ipynb notebooks/$(1).py; \
-	VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks \
-	  $${pfile:+-f $$pfile} build/nb/$(1).ipynb $$out
+	if [ "$(UNTIL)" = resolve ]; then \
+	  $(VENV)/bin/papermill --prepare-only $${pfile:+-f $$pfile} build/nb/$(1).ipynb build/nb/$(1).prepared.ipynb \
+	    2>/dev/null && VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(PY) -m vlmrobust.nbtools \
+	    until-resolved --kernel $(KERNEL) build/nb/$(1).prepared.ipynb $$out; \
+	else \
+	  VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks \
+	    $${pfile:+-f $$pfile} build/nb/$(1).ipynb $$out; \
+	fi
 endef
 
 run: $(STAMP)  ## run every notebook with default parameters (outputs: executed/, results/; nothing committed changes)
 	@mkdir -p $(EXEC_DIR) build/nb
 	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,$(P),); done
-	@$(if $(P),,$(PY) -m vlmrobust.nbtools compare-figures $(RESULTS)/figures figures $(if $(NB),--only $(NB)))
+	@$(if $(P)$(UNTIL),,$(PY) -m vlmrobust.nbtools compare-figures $(RESULTS)/figures figures $(if $(NB),--only $(NB)))
 
 figures: $(STAMP)  ## rerun the notebooks (NB=<id> for one) with default parameters, rewriting the committed figures/
 	@mkdir -p $(EXEC_DIR) build/nb
 	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,,$(CURDIR)/figures); done
 
 unit: $(STAMP)  ## library, layout and parameter tests (no notebook execution)
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/after_smoke
+	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/after_smoke --ignore=tests/browser
 
 smoke: $(STAMP)  ## every notebook under params/smoke.yaml (papermill --prepare-only, pytest --nbval-lax), then reruns
 	@rm -rf $(SMOKE_DIR) && mkdir -p $(SMOKE_DIR)
@@ -86,11 +94,18 @@ smoke: $(STAMP)  ## every notebook under params/smoke.yaml (papermill --prepare-
 	  $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-cell-timeout=900 $(SMOKE_DIR)/*.ipynb
 	OMP_NUM_THREADS=1 VLMROBUST_SMOKE_DIR=$(CURDIR)/$(SMOKE_DIR) $(PY) -m pytest -q -p no:cacheprovider tests/after_smoke
 
-test: lint unit smoke  ## the whole suite: lint, unit tests, every notebook under smoke parameters, determinism
+browser-deps:  ## Debian's chromium for the browser test (apt-get, when it is missing)
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser test"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq chromium >/dev/null; }
 
-report: $(STAMP)  ## HTML of the executed notebooks (after `make run`) into report/
-	@ls $(EXEC_DIR)/*.ipynb >/dev/null 2>&1 || { echo "nothing in $(EXEC_DIR)/: run 'make run' first"; exit 2; }
-	$(VENV)/bin/jupyter nbconvert --to html --output-dir report $(EXEC_DIR)/*.ipynb
+browser: $(STAMP) browser-deps  ## every notebook opened in JupyterLab in headless Chromium; screenshots in build/browser/
+	VLMROBUST_BROWSER_SHOTS=$(CURDIR)/build/browser $(PY) -m pytest -q -p no:cacheprovider tests/browser
+
+test: lint unit smoke browser  ## the whole suite: lint, unit tests, notebooks under smoke parameters, determinism, browser
+
+report: $(STAMP)  ## a static site of the executed notebooks (after `make run`): open report/index.html
+	$(PY) -m vlmrobust.report $(EXEC_DIR) report
 
 bench: $(STAMP)  ## run the benchmarks in bench/ (each prints ratios against its peer)
 	@set -e; for b in $(sort $(wildcard bench/*.py)); do echo "== $$b"; $(PY) $$b; done

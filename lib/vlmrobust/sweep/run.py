@@ -174,7 +174,7 @@ def read_table(out_dir: str | os.PathLike, shards: list[Shard]) -> pd.DataFrame:
 def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "local", client: Any = None,
               corrupt_fn: Callable | None = None, image_fn: Callable | None = None,
               depth_fn: Callable | None = None, param_fn: Callable | None = None,
-              needs_depth: Callable[[str], bool] | None = None, progress: bool = True) -> SweepResult:
+              needs_depth: Callable[[str], bool] | None = None, progress: bool | None = None) -> SweepResult:
     """Run (or resume) a sweep into ``out_dir``; finished shards are skipped.
 
     ``executor="local"`` runs shards in this process; ``"dask"`` submits them to
@@ -185,7 +185,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
     lazily). Shards that raise are recorded (``<shard>.error.json``) and the
     others run on; a rerun retries them.
     """
-    from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
     if executor not in ("local", "dask"):
         raise ValueError(f"executor must be 'local' or 'dask', got {executor!r}")
@@ -201,7 +201,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
     kw = dict(corrupt_fn=corrupt_fn, image_fn=image_fn, depth_fn=depth_fn, needs_depth=needs_depth)
     t0 = time.perf_counter()
     records = []
-    bar = tqdm(total=len(shards), desc="sweep shards", disable=not progress, unit="shard")
+    bar = progress_bar(total=len(shards), desc="sweep shards", progress=progress, unit="shard")
     try:
         if executor == "local":
             for s in shards:

@@ -1,0 +1,53 @@
+"""The static site of executed notebooks (``make report``)."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import nbformat
+import numpy as np
+import pytest
+from PIL import Image
+
+from vlmrobust import report
+
+
+def _png() -> str:
+    buf = io.BytesIO()
+    Image.fromarray(np.full((300, 400, 3), 120, dtype=np.uint8)).save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _executed(path, *, error=False, seconds=12.5, parameters=None):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 09 · A title\n\nWhat **this** notebook asks, with `code`.\n\n"
+                                              "* **Reproduces:** a paper"),
+                nbformat.v4.new_code_cell("plot()")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={"image/png": _png(), "text/plain": "fig"})]
+    if error:
+        nb.cells[1].outputs.append(nbformat.v4.new_output("error", ename="ParameterError", evalue="bad", traceback=[]))
+    nb.metadata["papermill"] = {"duration": seconds, "parameters": parameters or {}, "exception": error or None}
+    nbformat.write(nb, str(path))
+
+
+def test_index_lists_every_notebook_with_run_time_variant_and_thumbnails(tmp_path):
+    ex = tmp_path / "executed"
+    ex.mkdir()
+    _executed(ex / "09_demo.ipynb")
+    _executed(ex / "09_demo.paper.ipynb", error=True, seconds=200.0, parameters={"models": ["org/x"]})
+    index = report.build(ex, tmp_path / "site")
+    page = index.read_text()
+    assert page.count('class="card"') == 2 and "09 · A title" in page
+    assert "run time: 12 s" in page and "run time: 3.3 min" in page
+    assert "variant: <b>default</b>" in page and "variant: <b>paper</b>" in page
+    assert "What <b>this</b> notebook asks, with <code>code</code>." in page
+    assert "stopped with an error" in page and "models=[&#x27;org/x&#x27;]" in page
+    thumbs = sorted((tmp_path / "site" / "thumbs").iterdir())
+    assert len(thumbs) == 2 and max(Image.open(thumbs[0]).size) == 220
+    assert (tmp_path / "site" / "09_demo.html").read_text().count("<html") == 1
+
+
+def test_nothing_executed_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="run `make run` first"):
+        report.build(tmp_path, tmp_path / "site")
