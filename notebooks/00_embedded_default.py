@@ -152,21 +152,7 @@ plt.show()
 # Points on the diagonal mean the renderer's geometry and the depth maps agree.
 
 # %%
-rows = []
-for m in meta:
-    if m["scene"] != "ground":
-        continue
-    for o in m["objects"]:
-        if o.get("bbox") is None or (o["kind"] == "shape" and o.get("shape") != "circle"):
-            continue  # circles and signs fill their billboard's full height
-        x0, y0, x1, y1 = o["bbox"]
-        if y0 <= 0 or y1 >= m["size"] or x0 <= 0 or x1 >= m["size"]:
-            continue  # clipped by the image border
-        _, top = camera.project(o["x_m"], o["height_m"], o["z_m"], m["size"])
-        _, bottom = camera.project(o["x_m"], 0.0, o["z_m"], m["size"])
-        rows.append({"kind": o["kind"], "distance_m": o["distance_m"], "measured_px": y1 - y0,
-                     "predicted_px": float(bottom - top)})
-persp = pd.DataFrame(rows)
+persp = synth.perspective_check(meta)
 err = (persp["measured_px"] - persp["predicted_px"]).abs()
 print(f"{len(persp)} unoccluded circles and signs: |measured - predicted| median {err.median():.2f} px, "
       f"max {err.max():.2f} px (pixel quantisation allows about 1 px)")
@@ -192,19 +178,12 @@ plt.show()
 # "yes". The table below counts, per family, where the correct option sits and how often "yes" is right.
 
 # %%
-items["K"] = items["options"].map(len)
-items["answer_letter"] = items["answer_idx"].map(lambda i: schema.LETTERS[i])
-items["answer_text"] = [o[i] for o, i in zip(items["options"], items["answer_idx"], strict=True)]
-balance = pd.crosstab(items["task"], items["answer_letter"]).reindex(fams)
-balance["K"] = items.groupby("task")["K"].first()
-balance["yes share"] = items.groupby("task")["answer_text"].apply(lambda s: (s == "yes").mean()).round(3)
-balance["median target distance (m)"] = (
-    pd.Series([m["target_distance_m"] for m in meta], index=items.index).groupby(items["task"]).median().round(1)
-)
+balance = synth.balance_table(items)
 display(balance)
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), gridspec_kw={"width_ratios": [2, 1.2]})
-shares = pd.crosstab(items["task"], items["answer_letter"], normalize="index").reindex(fams)
+letters = [c for c in balance.columns if c in schema.OPTION_LETTERS]
+shares = balance[letters].div(balance[letters].sum(axis=1), axis=0)
 shares.plot(kind="bar", stacked=True, ax=axes[0], width=0.75, legend=True)
 axes[0].set(ylabel="share of items", xlabel="", title="position of the correct option")
 axes[0].legend(title="answer", ncols=len(shares.columns), loc="upper center", bbox_to_anchor=(0.5, -0.35))
@@ -370,7 +349,7 @@ plt.show()
 # `results/00_embedded_default/`.
 
 # %%
-items.drop(columns=["K", "answer_letter", "answer_text"]).to_parquet(OUT / "items.parquet", index=False)
+items.to_parquet(OUT / "items.parquet", index=False)
 balance.to_csv(OUT / "balance.csv")
 persp.to_csv(OUT / "perspective_check.csv", index=False, float_format="%.6g")
 preds.drop(columns=["logits"]).to_parquet(OUT / "heldout_predictions.parquet", index=False)

@@ -73,11 +73,7 @@ print(f"showcase scene: {scene.question!r}, {image_size}x{image_size} px, "
 # standard deviation, a blur σ in pixels, a rotation in degrees, a visibility in metres — listed here.
 
 # %%
-registry = pd.DataFrame([
-    {"perturbation": n, "family": m.family, "seed": m.source, "level": lv, "param": p, "param_name": m.param_name,
-     "unit": m.unit, "random": m.random, "needs_depth": m.needs_depth, "reference_backend": m.reference}
-    for n in corrupt.names() for m in [corrupt.info(n)] for lv, p in zip(m.levels, m.params, strict=True)
-])
+registry = corrupt.registry_table()
 overview = registry.groupby(["family", "perturbation"], sort=False).agg(
     seed=("seed", "first"), levels=("level", "size"), parameter=("param_name", "first"), unit=("unit", "first"),
     values=("param", lambda v: ", ".join(f"{x:g}" for x in v)), random=("random", "first"))
@@ -113,15 +109,6 @@ display(overview)
 # $\rho \le c$, high-pass keep $\rho > c$ (and the mean).
 
 # %%
-def bare(ax):
-    """An image axis: no ticks, grid or frame (labels stay)."""
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-
-
 def ladder(family: str):
     members = corrupt.names(family)
     n_cols = 1 + max(len(corrupt.info(n).levels) for n in members)
@@ -131,7 +118,7 @@ def ladder(family: str):
         m = corrupt.info(name)
         for c in range(n_cols):
             ax = axes[r, c]
-            bare(ax)
+            figures.image_axes(ax, frame=False)
             if c > len(m.levels):
                 ax.axis("off")
                 continue
@@ -171,7 +158,7 @@ for family in FAMILIES:
 fog_levels = [2, 3, 4, 5, 6, 8]
 fig, axes = plt.subplots(4, 6, figsize=(9.6, 7.0))
 for ax in axes.ravel():
-    bare(ax)
+    figures.image_axes(ax, frame=False)
 axes[0, 0].imshow(IMG)
 axes[0, 0].set_title("clean", fontsize=8)
 finite = np.where(np.isfinite(DEPTH), DEPTH, np.nan)

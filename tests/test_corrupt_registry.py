@@ -202,3 +202,13 @@ def test_manifests():
             assert set(levels) <= set(corrupt.info(pert).levels)
     with pytest.raises(ValueError, match="manifest name must be one of"):
         corrupt.manifest("everything")
+
+
+def test_registry_table_lists_every_level_with_its_parameter():
+    table = corrupt.registry_table()
+    assert set(table.perturbation) == set(corrupt.names())
+    for name in ("gaussian_noise", "fog_physical"):
+        m = corrupt.info(name)
+        rows = table[table.perturbation == name]
+        assert rows.level.tolist() == list(m.levels) and rows.param.tolist() == list(m.params)
+        assert (rows.unit == m.unit).all() and (rows.needs_depth == m.needs_depth).all()

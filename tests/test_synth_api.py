@@ -212,3 +212,23 @@ def test_every_family_renders_at_other_sizes(size):
     for ref in t["image_ref"].iloc[::4]:
         img, dep = synth.render(ref)
         assert img.shape == (size, size, 3) and dep.shape == (size, size)
+
+
+def test_balance_table_counts_answer_positions_and_yes_share():
+    items = synth.generate(8, 5, families=["colour", "verify"])
+    table = synth.balance_table(items)
+    assert list(table.index) == ["colour", "verify"]
+    letters = [c for c in table.columns if c in schema.OPTION_LETTERS]
+    assert (table[letters].sum(axis=1) == 8).all() and table.loc["verify", "K"] == 2
+    answers = [o[i] for o, i in zip(items.options, items.answer_idx, strict=True)]
+    want = sum(a == "yes" for a, t in zip(answers, items.task, strict=True) if t == "verify") / 8
+    assert table.loc["verify", "yes share"] == round(want, 3) and table.loc["colour", "yes share"] == 0
+
+
+def test_perspective_check_matches_the_pinhole_model():
+    import json
+
+    metas = synth.generate(12, 2, families=["count", "text"])["meta"].map(json.loads)
+    check = synth.perspective_check(metas)
+    assert len(check) > 10 and set(check.kind) <= {"shape", "sign"}
+    assert (check.measured_px - check.predicted_px).abs().max() <= 2.0  # pixel quantisation

@@ -63,11 +63,14 @@ def model_colors(models) -> dict[str, str]:
     return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
 
 
-def image_axes(ax, title: str | None = None, **title_kw) -> None:
-    """Make ``ax`` show an image: no ticks, no grid, optional small title."""
+def image_axes(ax, title: str | None = None, *, frame: bool = True, **title_kw) -> None:
+    """Make ``ax`` show an image: no ticks, no grid (no frame with ``frame=False``), optional small title."""
     ax.set_xticks([])
     ax.set_yticks([])
     ax.grid(False)
+    if not frame:
+        for spine in ax.spines.values():
+            spine.set_visible(False)
     if title is not None:
         ax.set_title(title, **{"fontsize": 7, **title_kw})
 

@@ -31,7 +31,16 @@ TextOverlay levels (letters) that avoid a model's base prediction (seed 002).
 from __future__ import annotations
 
 from . import escalation, frequency, imagenet_c, natural, overlays, physical, weather
-from ._core import MIN_SIDE, PerturbationInfo, apply, families, info, names, register
+from ._core import (
+    MIN_SIDE,
+    PerturbationInfo,
+    apply,
+    families,
+    info,
+    names,
+    register,
+    registry_table,
+)
 from .manifests import MANIFESTS, default_sweep, manifest, manifest_names
 from .overlays import overlay_levels
 from .physical import (
@@ -46,7 +55,7 @@ from .physical import (
 )
 
 __all__ = [
-    "MIN_SIDE", "PerturbationInfo", "apply", "info", "names", "families", "manifest", "manifest_names",
+    "MIN_SIDE", "PerturbationInfo", "apply", "info", "names", "families", "registry_table", "manifest", "manifest_names",
     "default_sweep", "MANIFESTS", "physical_fog", "underwater", "transmittance", "KOSCHMIEDER",
     "WATER_ABSORPTION", "VISIBILITY_LEVELS_M", "fog_equivalent_visibility", "fog_visibility_table",
     "IMAGENET_C", "overlay_levels",

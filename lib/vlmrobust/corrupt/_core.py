@@ -21,7 +21,7 @@ import numpy as np
 from .. import repro
 
 __all__ = [
-    "MIN_SIDE", "PerturbationInfo", "register", "apply", "info", "names", "families",
+    "MIN_SIDE", "PerturbationInfo", "register", "apply", "info", "names", "families", "registry_table",
     "check_image", "check_depth", "check_level", "to_uint8_trunc", "to_uint8_round",
 ]
 
@@ -100,6 +100,18 @@ def names(family: str | None = None) -> list[str]:
     if family not in fams:
         raise ValueError(f"family must be one of {fams}, got {family!r}")
     return [n for n, (m, _) in _REGISTRY.items() if m.family == family]
+
+
+def registry_table() -> Any:
+    """The registry as a table: one row per perturbation and level with its physical parameter and traits."""
+    import pandas as pd
+
+    return pd.DataFrame([
+        {"perturbation": n, "family": m.family, "seed": m.source, "level": lv, "param": p,
+         "param_name": m.param_name, "unit": m.unit, "random": m.random, "needs_depth": m.needs_depth,
+         "reference_backend": m.reference}
+        for n in names() for m in [info(n)] for lv, p in zip(m.levels, m.params, strict=True)
+    ])
 
 
 def families() -> list[str]:

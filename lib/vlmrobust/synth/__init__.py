@@ -26,13 +26,21 @@ box), :mod:`.scene` (legibility bands per family), :mod:`.families` (questions).
 
 from __future__ import annotations
 
-from .camera import CAMERA_HEIGHT_M, CHART_DISTANCE_M, FOCAL_PER_SIZE, PITCH_DEG, focal_px
+from .camera import (
+    CAMERA_HEIGHT_M,
+    CHART_DISTANCE_M,
+    FOCAL_PER_SIZE,
+    PITCH_DEG,
+    focal_px,
+    perspective_check,
+)
 from .families import BINARY, CATEGORIES, FAMILIES
 from .glyphs import SIGN_CHARS
 from .items import (
     DEFAULT_DISTANCE,
     MIN_SIZE,
     SynthItem,
+    balance_table,
     generate,
     item_from_ref,
     make_item,
@@ -46,7 +54,7 @@ from .raster import BOX_RGB, COLOURS, SHAPES, SIZES_M, draw_box
 from .scene import BANDS_PX, family_range
 
 __all__ = [
-    "FAMILIES", "CATEGORIES", "BINARY", "DEFAULT_DISTANCE", "MIN_SIZE", "SynthItem",
+    "FAMILIES", "CATEGORIES", "BINARY", "DEFAULT_DISTANCE", "MIN_SIZE", "SynthItem", "balance_table", "perspective_check",
     "make_item", "generate", "render", "make_ref", "parse_ref", "item_from_ref", "vocabulary", "words",
     "draw_box", "COLOURS", "SHAPES", "SIZES_M", "BOX_RGB", "SIGN_CHARS", "BANDS_PX", "family_range",
     "CAMERA_HEIGHT_M", "PITCH_DEG", "FOCAL_PER_SIZE", "CHART_DISTANCE_M", "focal_px",

@@ -23,12 +23,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "CAMERA_HEIGHT_M", "PITCH_DEG", "FOCAL_PER_SIZE", "CHART_DISTANCE_M", "Rays", "rays", "project",
-    "focal_px", "ground_visible_from_m", "chart_depth",
+    "focal_px", "ground_visible_from_m", "chart_depth", "perspective_check",
 ]
 
 CAMERA_HEIGHT_M = 1.6
@@ -149,3 +153,30 @@ def chart_depth(size: int) -> np.ndarray:
     idx = (np.arange(size, dtype=np.float64) + 0.5 - size / 2.0) / f
     d = CHART_DISTANCE_M * np.sqrt(1.0 + idx[None, :] ** 2 + idx[:, None] ** 2)
     return _ro(d.astype(np.float32))
+
+
+def perspective_check(metas) -> pd.DataFrame:
+    """Rendered against predicted apparent height of every unclipped circle and sign of ground scenes.
+
+    ``metas`` are items' ``meta`` dicts. Circles and signs fill their billboard's
+    full height, so the rendered bounding-box height must match the pinhole
+    projection of the object's top and bottom edge (:func:`project`) to about a
+    pixel. Columns: ``kind``, ``distance_m``, ``measured_px``, ``predicted_px``.
+    """
+    import pandas as pd
+
+    rows = []
+    for m in metas:
+        if m.get("scene") != "ground":
+            continue
+        for o in m["objects"]:
+            if o.get("bbox") is None or (o["kind"] == "shape" and o.get("shape") != "circle"):
+                continue  # circles and signs fill their billboard's full height
+            x0, y0, x1, y1 = o["bbox"]
+            if y0 <= 0 or y1 >= m["size"] or x0 <= 0 or x1 >= m["size"]:
+                continue  # clipped by the image border
+            _, top = project(o["x_m"], o["height_m"], o["z_m"], m["size"])
+            _, bottom = project(o["x_m"], 0.0, o["z_m"], m["size"])
+            rows.append({"kind": o["kind"], "distance_m": o["distance_m"], "measured_px": y1 - y0,
+                         "predicted_px": float(bottom - top)})
+    return pd.DataFrame(rows, columns=["kind", "distance_m", "measured_px", "predicted_px"])

@@ -7,9 +7,13 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from .. import repro
 from ..schema import ABSTAIN_TEXTS, ITEM_COLUMNS
@@ -19,7 +23,7 @@ from .raster import background, box_for, draw_billboard, draw_box, render_chart
 from .scene import BANDS_PX, family_range
 
 __all__ = [
-    "SynthItem", "make_item", "generate", "render", "make_ref", "parse_ref",
+    "SynthItem", "make_item", "generate", "render", "make_ref", "parse_ref", "balance_table",
     "item_from_ref", "vocabulary", "words", "check_args",
 ]
 
@@ -305,6 +309,28 @@ def generate(
                 "meta": json.dumps({**item.meta, "seed": seed, "index": i}, sort_keys=True, separators=(",", ":")),
             })
     return pd.DataFrame(rows, columns=list(ITEM_COLUMNS))
+
+
+def balance_table(items) -> pd.DataFrame:
+    """Per family: how often the answer sits at each letter, K, the share of "yes" answers, median target distance.
+
+    A multiple-choice benchmark is informative only when position or "always yes"
+    cannot score; this table shows it for an item table of :func:`generate`.
+    """
+    import pandas as pd
+
+    from ..schema import LETTERS
+
+    fams = [f for f in FAMILIES if f in set(items["task"])] + sorted(set(items["task"]) - set(FAMILIES))
+    letter = items["answer_idx"].map(lambda i: LETTERS[i])
+    answer = pd.Series([o[i] for o, i in zip(items["options"], items["answer_idx"], strict=True)], index=items.index)
+    meta = items["meta"].map(json.loads)
+    out = pd.crosstab(items["task"], letter).reindex(fams)
+    out["K"] = items.groupby("task")["options"].first().map(len).reindex(fams)
+    out["yes share"] = (answer == "yes").groupby(items["task"]).mean().reindex(fams).round(3)
+    dist = pd.Series([m.get("target_distance_m") for m in meta], index=items.index, dtype=float)
+    out["median target distance (m)"] = dist.groupby(items["task"]).median().reindex(fams).round(1)
+    return out.rename_axis(index="task", columns=None)
 
 
 # --------------------------------------------------------------------------- vocabulary
