@@ -64,11 +64,12 @@ def obs_clean_not_robust(table: pd.DataFrame, model: str = "model", group: str |
 
 def obs_direction_dependence(directions: pd.DataFrame, unit: list[str], *, gap: float = 0.05) -> Check:
     """O9/S4: T-RCI differs across directions: for some unit, max − min over directions >= ``gap``."""
-    g = directions.dropna(subset=["T_RCI"]).groupby(unit, observed=True)["T_RCI"]
+    d = directions.dropna(subset=["T_RCI"])
+    g = d.groupby(unit, observed=True)["T_RCI"]
     spread = (g.max() - g.min()).dropna()
     if spread.empty:
         return Check("9. robustness depends on the traversal direction", "", "", "no T-RCI per direction", None)
-    worst = directions.loc[directions.groupby(unit, observed=True)["T_RCI"].idxmax().dropna(), "direction"]
+    worst = d.loc[g.idxmax(), "direction"]
     top = worst.astype(str).value_counts()
     return Check(
         "9. robustness depends on the traversal direction",
