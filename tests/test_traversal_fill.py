@@ -70,9 +70,9 @@ def test_crop_fill_cuts_the_band_and_resizes_the_rest(img):
 def test_fill_names_and_registry():
     assert E.DEFAULT_TRAVERSAL_FILL in E.FILLS
     assert E.traversal_names("mean") == {d: f"traverse_{d}_mean" for d in E.DIRECTIONS}
-    assert set(corrupt.names("traversal_fill")) == {f"traverse_{d}_{f}" for d in E.DIRECTIONS for f in ("mean", "crop")}
-    assert set(corrupt.names("sky_control")) == {E.control_name(f) for f in E.FILLS}
-    for name in corrupt.names("traversal_fill"):
+    assert set(corrupt.names("fill")) == {f"traverse_{d}_{f}" for d in E.DIRECTIONS for f in ("mean", "crop")}
+    assert set(corrupt.names("control")) == {E.control_name(f) for f in E.FILLS}
+    for name in corrupt.names("fill"):
         assert corrupt.info(name).params == E.TRAVERSAL_SHARES and not corrupt.info(name).needs_depth
     assert corrupt.info("sky_band_mean").needs_depth and corrupt.info("sky_band_mean").params == E.SKY_BAND_SHARES
     assert set(corrupt.manifest("bruce")) == set(corrupt.names("escalation")) | set(corrupt.names("traversal"))

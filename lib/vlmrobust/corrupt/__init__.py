@@ -18,10 +18,10 @@ frequency     noise_low, noise_high, noise_all, lowpass_keep, highpass_keep     
 visibility    fog_physical, underwater                                               003
 ============  =====================================================================  ==========
 
-Two more families of seed 001 hold the traversal fills: ``traversal_fill`` (the four
-traversals filled with the dataset mean colour, ``traverse_<direction>_mean``, or cut
-off and resized, ``traverse_<direction>_crop``) and ``sky_control`` (the evidence-free
-control ``sky_band_<fill>``, which removes only sky rows); see :mod:`.escalation`, and
+Two more families of seed 001 hold the traversal fills: ``fill`` (the four traversals
+filled with the dataset mean colour, ``traverse_<direction>_mean``, or cut off and
+resized, ``traverse_<direction>_crop``) and ``control`` (the evidence-free control
+``sky_band_<fill>``, which removes only sky rows); see :mod:`.escalation`, and
 :mod:`.evidence` for what each removes from a synthetic item.
 
 ``apply(image, name, level, *, seed=0, key="", depth=None, backend="native")``

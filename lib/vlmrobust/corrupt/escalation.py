@@ -315,7 +315,7 @@ def register_fills() -> None:
                 return remove_band(x, _d, TRAVERSAL_SHARES[level - 1], _f)
 
             fn.__name__ = traversal_name(direction, fill)
-            register(PerturbationInfo(name=fn.__name__, family="traversal_fill", params=TRAVERSAL_SHARES,
+            register(PerturbationInfo(name=fn.__name__, family="fill", params=TRAVERSAL_SHARES,
                                       param_name="share removed", unit="fraction",
                                       description=f"Directional traversal {direction}: the first share of the "
                                                   f"image from that side is {how[fill]}", **common), fn)
@@ -324,7 +324,7 @@ def register_fills() -> None:
             return sky_band(x, depth, SKY_BAND_SHARES[level - 1], _f)
 
         ctrl.__name__ = control_name(fill)
-        register(PerturbationInfo(name=ctrl.__name__, family="sky_control", params=SKY_BAND_SHARES,
+        register(PerturbationInfo(name=ctrl.__name__, family="control", params=SKY_BAND_SHARES,
                                   param_name="share of the sky-only rows removed", unit="fraction",
                                   description=f"Evidence-free control: the top sky-only rows removed with the "
                                               f"{fill} fill", needs_depth=True, **common), ctrl)

@@ -41,7 +41,7 @@ __all__ = ["EVIDENCE_STATES", "EVIDENCE_COLUMNS", "kept_extent", "share_outside"
 EVIDENCE_STATES = ("removed", "partial", "intact", "none", "n/a")
 EVIDENCE_COLUMNS = ("item_id", "perturbation", "level", "scene", "share_removed", "target_removed",
                     "box_removed", "n_evidence", "n_removed", "n_partial", "visible_count", "evidence")
-_TRAVERSAL_FAMILIES = ("traversal", "traversal_fill")
+_TRAVERSAL_FAMILIES = ("traversal", "fill")
 
 
 def kept_extent(name: str, level: int, shape: tuple[int, ...], image: np.ndarray | None = None,
@@ -63,7 +63,7 @@ def kept_extent(name: str, level: int, shape: tuple[int, ...], image: np.ndarray
         kh, kw = max(1, int(round((1 - p) * h))), max(1, int(round((1 - p) * w)))
         y0, x0 = (h - kh) // 2, (w - kw) // 2
         return x0, y0, x0 + kw, y0 + kh
-    if meta.family == "sky_control":
+    if meta.family == "control":
         if image is None or depth is None:
             raise ValueError(f"{name!r} removes the sky-only rows: its kept extent needs the image and its depth")
         return sky_band_extent(image, depth, meta.param(level))
@@ -137,7 +137,7 @@ def evidence_table(items: pd.DataFrame, conditions: Mapping[str, Sequence[int]])
         size = int(meta.get("size", 0) or 0)
         rendered = None
         for name, levels in conditions.items():
-            needs = info(name).family == "sky_control"
+            needs = info(name).family == "control"
             for level in levels:
                 kept = None
                 if size:

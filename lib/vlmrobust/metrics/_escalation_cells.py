@@ -36,13 +36,14 @@ def _grouped_ece(cell: np.ndarray, G: int, conf: np.ndarray, correct: np.ndarray
                  n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """ECE of every cell at once (calibration.ece's bins and sums) and the number of confidences used."""
     ok = ~np.isnan(conf)
-    c = conf[ok]
-    if c.size and (c.min() < 0 or c.max() > 1):
+    if not ok.all():  # NaN confidences are left out with their correctness, as calibration.ece does
+        conf, cell, correct = conf[ok], cell[ok], correct[ok]
+    if conf.size and (conf.min() < 0 or conf.max() > 1):
         raise ValueError("confidences must lie in [0, 1]")
-    key = cell[ok] * n_bins + bin_index(c, n_bins)
+    key = cell * n_bins + bin_index(conf, n_bins)
     nb = np.bincount(key, minlength=G * n_bins).reshape(G, n_bins).sum(axis=1)
-    gap = np.abs(np.bincount(key, weights=correct[ok].astype(np.float64), minlength=G * n_bins)
-                 - np.bincount(key, weights=c, minlength=G * n_bins)).reshape(G, n_bins)
+    gap = np.abs(np.bincount(key, weights=correct.astype(np.float64), minlength=G * n_bins)
+                 - np.bincount(key, weights=conf, minlength=G * n_bins)).reshape(G, n_bins)
     return safe_div(gap.sum(axis=1), nb), nb
 
 
@@ -172,12 +173,15 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
     if (Kr != K[partner]).any() or (yr != y[partner]).any():
         raise ValueError("clean and corrupted rows of a question must have the same K and answer_idx")
     cols = (*unit, "perturbation")
-    cell, comb = _dense([*(codes[c][0][rows] for c in cols), level[rows]],
-                        [*(len(codes[c][1]) for c in cols), n_lev])
+    sizes = [*(len(codes[c][1]) for c in cols), n_lev]
+    full = np.zeros(len(level), dtype=np.int64)
+    for c, k in zip([*(codes[c][0] for c in cols), level], sizes, strict=True):
+        full = full * max(k, 1) + c
+    cell, comb = _dense([full[rows]], [int(np.prod([max(k, 1) for k in sizes]))])
     G = len(comb)
     out = {}
     rem = comb
-    for c, k in reversed([*((c, len(codes[c][1])) for c in cols), ("level", n_lev)]):
+    for c, k in reversed(list(zip((*cols, "level"), sizes, strict=True))):
         idx, rem = rem % max(k, 1), rem // max(k, 1)
         out[c] = idx if c == "level" else codes[c][1].take(idx)
     out = pd.DataFrame({c: out[c] for c in (*cols, "level")})
