@@ -390,7 +390,8 @@ plt.show()
 # %%
 cells_m = escalation.cell_stats(pred, ("model",), perturbations=list(TRAV.values()))
 curves_m = fragility.fragility_curves(cells_m, list(TRAV.values()))
-ev_share = (EV[EV.perturbation.isin(TRAV.values())].assign(hit=lambda e: e.evidence.isin(["removed", "partial"]))
+ev_known = EV[EV.perturbation.isin(TRAV.values()) & (EV.evidence != "n/a")]  # items with synthetic geometry
+ev_share = (ev_known.assign(hit=lambda e: e.evidence.isin(["removed", "partial"]))
             .groupby(["perturbation", "level"]).hit.mean())
 fig, axes = plt.subplots(1, len(TRAV), figsize=(3.0 * len(TRAV), 2.9), sharey=True, squeeze=False)
 for ax, (d, name) in zip(axes[0], TRAV.items(), strict=True):
@@ -579,9 +580,10 @@ if len(cls_counts):
     fig.tight_layout()
     figures.save(fig, NB_ID, "fig8-failure-subtypes")
     plt.show()
-    removed = trav_fails.evidence.isin(["removed", "partial"]).mean()
-    print(f"{removed:.0%} of the traversal-induced failures had their evidence removed or cut; the rest misread "
-          "intact evidence")
+    known = trav_fails[trav_fails.evidence != "n/a"]
+    if len(known):
+        print(f"{known.evidence.isin(['removed', 'partial']).mean():.0%} of the {len(known):,} traversal-induced "
+              "failures with synthetic geometry had their evidence removed or cut; the rest misread it")
 lad_fails = classified[classified.perturbation.isin(ladders)]
 display(taxonomy.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
     index="perturbation", columns="class", values="n", observed=False).fillna(0).astype(int)
@@ -611,7 +613,8 @@ max_resid = float(np.nanmax(np.abs(resid.residual))) if len(resid) else float("n
 print(f"Spearman rho (equal, no-spatial) = {rho_trci.loc['equal', 'no-spatial']:.6f}; largest residual of "
       f"T_equal − (4/5 T_no-spatial + offset): {max_resid:.1e}")
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-rho_lo = min(0.5, np.nanmin([np.nanmin(rho_rci.to_numpy()), np.nanmin(rho_trci.to_numpy())]))
+rho_all = np.concatenate([rho_rci.to_numpy().ravel(), rho_trci.to_numpy().ravel()])
+rho_lo = min(0.5, float(np.min(rho_all[np.isfinite(rho_all)]))) if np.isfinite(rho_all).any() else 0.5
 for ax, (rho, title) in zip(axes, [(rho_rci, "RCI_mu"), (rho_trci, "T_mu")], strict=True):
     ax.imshow(rho.to_numpy(), cmap="viridis", vmin=rho_lo, vmax=1)
     for i in range(len(rho)):

@@ -137,15 +137,14 @@ def evidence_table(items: pd.DataFrame, conditions: Mapping[str, Sequence[int]])
         size = int(meta.get("size", 0) or 0)
         rendered = None
         for name, levels in conditions.items():
-            needs = info(name).family == "control"
+            control = info(name).family == "control"
+            if control and size and rendered is None and it.depth_ref:
+                rendered = (data.load_image(it.image_ref), data.load_depth(it.depth_ref))
+            img, dep = rendered if control and rendered is not None else (None, None)
             for level in levels:
                 kept = None
-                if size:
-                    if needs and rendered is None and it.depth_ref:
-                        rendered = (data.load_image(it.image_ref), data.load_depth(it.depth_ref))
-                    img, dep = rendered if (needs and rendered is not None) else (None, None)
-                    kept = (kept_extent(name, int(level), (size, size), img, dep)
-                            if not needs or rendered is not None else None)
+                if size and (not control or img is not None):
+                    kept = kept_extent(name, int(level), (size, size), img, dep)
                 rows.append({"item_id": it.item_id, "perturbation": name, "level": int(level),
                              **evidence_record(meta, kept)})
     return pd.DataFrame(rows, columns=list(EVIDENCE_COLUMNS))

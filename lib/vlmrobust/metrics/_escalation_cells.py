@@ -36,14 +36,16 @@ def _grouped_ece(cell: np.ndarray, G: int, conf: np.ndarray, correct: np.ndarray
                  n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """ECE of every cell at once (calibration.ece's bins and sums) and the number of confidences used."""
     ok = ~np.isnan(conf)
-    if not ok.all():  # NaN confidences are left out with their correctness, as calibration.ece does
-        conf, cell, correct = conf[ok], cell[ok], correct[ok]
-    if conf.size and (conf.min() < 0 or conf.max() > 1):
+    c = conf if ok.all() else np.where(ok, conf, 0.0)
+    if c.size and (c.min() < 0 or c.max() > 1):
         raise ValueError("confidences must lie in [0, 1]")
-    key = cell * n_bins + bin_index(conf, n_bins)
-    nb = np.bincount(key, minlength=G * n_bins).reshape(G, n_bins).sum(axis=1)
-    gap = np.abs(np.bincount(key, weights=correct.astype(np.float64), minlength=G * n_bins)
-                 - np.bincount(key, weights=conf, minlength=G * n_bins)).reshape(G, n_bins)
+    b = bin_index(c, n_bins)
+    b[~ok] = n_bins  # NaN confidences go to a bin of their own, left out below (as calibration.ece drops them)
+    key = cell * (n_bins + 1) + b
+    size = G * (n_bins + 1)
+    nb = np.bincount(key, minlength=size).reshape(G, n_bins + 1)[:, :n_bins].sum(axis=1)
+    gap = np.abs(np.bincount(key, weights=correct.astype(np.float64), minlength=size)
+                 - np.bincount(key, weights=c, minlength=size)).reshape(G, n_bins + 1)[:, :n_bins]
     return safe_div(gap.sum(axis=1), nb), nb
 
 
@@ -62,9 +64,15 @@ def _row_weights(pred: pd.DataFrame, rows: np.ndarray, fail_class, fail_weights)
     return np.array([float(fail_weights.get(u, 1.0)) for u in uniq])[codes]
 
 
-def _codes(pred: pd.DataFrame, col: str) -> tuple[np.ndarray, pd.Index]:
-    """Codes of a column into its sorted distinct values (categories in order for a categorical)."""
+def _codes(pred: pd.DataFrame, col: str, often_constant: bool = False) -> tuple[np.ndarray, pd.Index]:
+    """Codes of a column into its sorted distinct values (categories in order for a categorical).
+
+    ``often_constant``: first test whether every row holds the first row's value (one comparison pass, much
+    cheaper than hashing), as the ``method`` column of a table scored with each model's default usually does.
+    """
     x = pred[col]
+    if often_constant and len(x) and not isinstance(x.dtype, pd.CategoricalDtype) and bool((x == x.iloc[0]).all()):
+        return np.zeros(len(x), dtype=np.int64), pd.Index([x.iloc[0]])
     if isinstance(x.dtype, pd.CategoricalDtype):
         codes, uniq = x.cat.codes.to_numpy().astype(np.int64), pd.Index(x.cat.categories)
     else:  # factorize in order of appearance, then sort the few distinct values (cheaper than sort=True)
@@ -92,6 +100,23 @@ def _dense(codes: list[np.ndarray], sizes: list[int]) -> tuple[np.ndarray, np.nd
         return (np.cumsum(seen) - 1)[comb], present
     present, inv = np.unique(comb, return_inverse=True)
     return inv.reshape(-1), present
+
+
+def _ints(pred: pd.DataFrame, col: str) -> np.ndarray:
+    return np.asarray(pred[col].to_numpy(), dtype=np.int64)
+
+
+def _key(pred: pd.DataFrame, codes: list[np.ndarray], sizes: list[int]) -> tuple[np.ndarray, int]:
+    """Integer keys of the rows' code combinations and their range: the combined code itself when its range
+    is small, dense codes otherwise."""
+    space = int(np.prod([max(k, 1) for k in sizes], dtype=np.float64))
+    if space <= max(4 * len(pred), 1 << 16):
+        comb = np.zeros(len(pred), dtype=np.int64)
+        for c, k in zip(codes, sizes, strict=True):
+            comb = comb * max(k, 1) + c
+        return comb, space
+    key, present = _dense(codes, sizes)
+    return key, len(present)
 
 
 def _has_duplicates(keys: np.ndarray, space: int) -> bool:
@@ -127,7 +152,7 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
     if conf not in pred.columns:
         raise ValueError(f"conf names no column of pred: {conf!r}")
     keycols = ("model", "method", "item_id") if "method" in pred.columns else ("model", "item_id")
-    codes = {c: _codes(pred, c) for c in dict.fromkeys((*keycols, "perturbation", *unit))}
+    codes = {c: _codes(pred, c, often_constant=c == "method") for c in dict.fromkeys((*keycols, "perturbation", *unit))}
     if "method" in codes and "method" not in unit and len(codes["method"][1]) > 1:
         (mc, mu), (ec, eu) = codes["model"], codes["method"]
         seen = np.zeros(len(mu) * len(eu), dtype=bool)
@@ -136,7 +161,7 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
         if (per_model > 1).any():
             raise ValueError(f"model {mu[int(np.argmax(per_model))]!r} appears with several scoring methods; add "
                              f"'method' to unit (e.g. unit={(*unit, 'method')}) or filter to one method first")
-    level = pred["level"].to_numpy().astype(np.int64)
+    level = _ints(pred, "level")
     pert_codes, pert_u = codes["perturbation"]
     clean_code = pert_u.get_indexer([CLEAN])[0]
     is_clean = pert_codes == clean_code
@@ -145,11 +170,11 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
     corr = ~is_clean & (level > 0)
     if perturbations is not None:
         corr &= np.isin(pert_codes, pert_u.get_indexer(list(perturbations)))
-    key, present = _dense([codes[c][0] for c in keycols], [len(codes[c][1]) for c in keycols])
+    key, n_keys = _key(pred, [codes[c][0] for c in keycols], [len(codes[c][1]) for c in keycols])
     clean_rows = np.flatnonzero(is_clean)
-    if _has_duplicates(key[clean_rows], len(present)):
+    if _has_duplicates(key[clean_rows], n_keys):
         raise ValueError(f"pred has several clean rows for some {keycols}")
-    clean_of = np.full(len(present), -1, dtype=np.int64)
+    clean_of = np.full(n_keys, -1, dtype=np.int64)
     clean_of[key[clean_rows]] = clean_rows
     rows = np.flatnonzero(corr)
     partner = clean_of[key[rows]]
@@ -161,12 +186,10 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
         rows, partner = rows[partner >= 0], partner[partner >= 0]
     n_lev = int(level.max()) + 1 if len(level) else 1
     if _has_duplicates((key[rows] * len(pert_u) + pert_codes[rows]) * n_lev + level[rows],
-                       len(present) * len(pert_u) * n_lev):
+                       n_keys * len(pert_u) * n_lev):
         raise ValueError("pred has duplicate rows for some (model, method, item_id, perturbation, level)")
 
-    K = pred["K"].to_numpy().astype(np.int64)
-    y = pred["answer_idx"].to_numpy().astype(np.int64)
-    p = pred["pred_idx"].to_numpy().astype(np.int64)
+    K, y, p = _ints(pred, "K"), _ints(pred, "answer_idx"), _ints(pred, "pred_idx")
     Kr, yr, p1, p0 = K[rows], y[rows], p[rows], p[partner]
     if ((p1 < 0) | (p1 >= Kr) | (p0 < 0) | (p0 >= Kr)).any():
         raise ValueError("pred_idx must lie in [0, K) on every row")
@@ -202,7 +225,7 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
         pr = pred["param"].to_numpy(dtype=np.float64)[rows]
         param = np.full(G, np.nan)
         param[cell] = pr
-        if not ((param[cell] == pr) | (np.isnan(param[cell]) & np.isnan(pr))).all():
+        if not np.array_equal(param[cell], pr, equal_nan=True):
             raise ValueError("param differs between rows of one perturbation and level")
     else:
         param = np.full(G, np.nan)
