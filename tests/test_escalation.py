@@ -244,6 +244,7 @@ def test_cells_match_a_per_cell_computation_on_random_data():
                 parts.append(rows(g.integers(0, 4, 60), ans, model=m, perturbation=name, level=lv, param=0.2 * lv,
                                   conf=g.random(60)))
     pred = pd.concat(parts, ignore_index=True)
+    pred.loc[g.random(len(pred)) < 0.1, "confidence"] = np.nan  # unparsed confidences are left out
     cells = X.cell_stats(pred)
     for r in cells.itertuples():
         cur = pred[(pred.model == r.model) & (pred.perturbation == r.perturbation) & (pred.level == r.level)]
@@ -426,3 +427,14 @@ def test_pareto_front_marks_the_undominated_points():
     idx = [0.2, 0.1, 0.3, 0.05, 0.4, 0.0]
     assert X.pareto_front(acc, idx).tolist() == [True, True, False, True, True, False]
     assert X.pareto_front([0.5, 0.5], [0.1, 0.1]).tolist() == [True, True]  # equal points do not dominate
+
+
+def test_many_models_and_items_take_the_dense_key_path():
+    n = 300  # 300 models x 300 items span 90,000 keys for 600 rows: the keys are made dense first
+    clean = pd.DataFrame({"model": [f"m{i:03d}" for i in range(n)], "method": "letter",
+                          "item_id": [f"q{i:03d}" for i in range(n)], "group": "g", "perturbation": "clean",
+                          "level": 0, "param": np.nan, "K": 4, "answer_idx": 0, "pred_idx": 0, "confidence": 0.9})
+    corr = clean.assign(perturbation="bruce_blur", level=1, param=1.0, pred_idx=np.arange(n) % 2)
+    cells = X.cell_stats(pd.concat([clean, corr], ignore_index=True))
+    assert len(cells) == n and (cells.A_clean == 1).all()
+    assert cells.set_index("model").A.to_numpy() == pytest.approx((np.arange(n) % 2 == 0).astype(float))

@@ -57,7 +57,12 @@ ladder conditions, ``RCI_max`` their maximum, ``A_T`` the mean accuracy over dir
 the combined T-RCI, ``T_max`` the **maximum of the per-state term** :math:`\tau_{r,k}` over direction ×
 state (the paper's rows satisfy :math:`T_{max} \ge W_T \ge T_\mu` only under that reading), ``W_D`` the
 worst direction (largest :math:`\mathrm{TRCI}(r)`, ties to the first direction given) and ``W_T`` its
-T-RCI. The weighting ablation of §II-F is :mod:`vlmrobust.metrics.escalation_ablation`.
+T-RCI. :func:`pareto_front` marks the frontier of Fig. 3.
+
+The one pass over the predictions rows is :func:`cell_stats` (module ``_escalation_cells``: factorisations
+and ``bincount``s); everything here works on its cells. The weighting ablation of §II-F is
+:mod:`vlmrobust.metrics.escalation_ablation`, the fragility regimes and the latent instability of §VI are
+:mod:`vlmrobust.metrics.fragility`, the failure taxonomy of §II-H is :mod:`vlmrobust.metrics.taxonomy`.
 """
 
 from __future__ import annotations
