@@ -18,6 +18,12 @@ frequency     noise_low, noise_high, noise_all, lowpass_keep, highpass_keep     
 visibility    fog_physical, underwater                                               003
 ============  =====================================================================  ==========
 
+Two more families of seed 001 hold the traversal fills: ``fill`` (the four traversals
+filled with the dataset mean colour, ``traverse_<direction>_mean``, or cut off and
+resized, ``traverse_<direction>_crop``) and ``control`` (the evidence-free control
+``sky_band_<fill>``, which removes only sky rows); see :mod:`.escalation`, and
+:mod:`.evidence` for what each removes from a synthetic item.
+
 ``apply(image, name, level, *, seed=0, key="", depth=None, backend="native")``
 returns a new ``uint8`` ``H×W×3`` image of the same size; level 0 is the
 identity; random perturbations draw from ``repro.rng(key, name, level, seed)``.

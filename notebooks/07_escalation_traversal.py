@@ -1,0 +1,724 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
+# %% [markdown]
+# # 07 · Escalation and traversal: RCI, T-RCI, fragility curves and the failure taxonomy
+#
+# How fast does a model's answering break as a corruption escalates, and as the image is removed from one
+# side? This notebook scores the model organisms on the BRUCE ladders and directional traversals, condenses
+# the damage into the Robustness Corruption Index (RCI) and its traversal version (T-RCI), and asks the
+# synthetic world's exact geometry which failures removed the evidence and which misread it.
+#
+# * **Reproduces:** seed 001 (BRUCE), §II-D–II-H (RCI, T-RCI, the weighting ablation, the failure taxonomy),
+#   Table I, Figs. 3, 4/8, 5, 6 and 7, and the observations O4, O6, O9, S1, S3 and §VI.
+# * **You will learn:** what each of RCI's and T-RCI's terms measures and where the paper's definitions
+#   leave cases open; why the fill of a traversal matters as much as what it removes; that one T-RCI term is
+#   the same constant for every model (so removing it cannot change a ranking); and which failures the
+#   geometry explains.
+
+# %%
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from IPython.display import display
+from matplotlib.lines import Line2D
+
+from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
+from vlmrobust.corrupt import escalation as esc
+from vlmrobust.corrupt import evidence
+from vlmrobust.metrics import (
+    escalation,
+    escalation_ablation,
+    escalation_checks,
+    fragility,
+    taxonomy,
+)
+from vlmrobust.metrics.observations import observations_table
+
+NB_ID = "07_escalation_traversal"
+figures.use_style()
+
+# %% tags=["parameters"]
+models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated organisms
+items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet or hf:<dataset>[:<split>]
+n_per_family: int = 10  # synthetic items per task family
+image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
+max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
+seed: int = 0  # seed of the items and the corruptions
+torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
+batch_size: int = 8  # items per forward pass
+groups: dict = {"attributes": ["colour", "shape", "verify", "exist"], "relations": ["count", "spatial", "size"], "reading": ["text", "chart"]}  # dataset groups of tasks (the paper's datasets); empty: one group per task
+ladders: list = ["bruce_blur", "bruce_contrast", "bruce_rotate", "bruce_center_crop"]  # escalation ladders of RCI
+levels: list = [1, 2, 3, 4]  # ladder levels, and the traversal states s_1..s_4 (shares 0.2 0.4 0.6 0.8)
+fill: str = "mean"  # traversal fill: black (the paper's figures), mean (dataset mean colour) or crop (crop and resize)
+compare_fills: list = ["black", "mean", "crop"]  # fills compared on the sky-only control and at compare_levels
+control_levels: list = [2, 4]  # sky-only control levels (share of the sky rows removed: 0.25 0.5 0.75 1.0)
+compare_levels: list = [1]  # traversal states also scored with the other compared fills
+rci_weights: list = [0.25, 0.25, 0.25, 0.25]  # lambda of D_acc, D_cal, D_ent, D_fail
+trci_weights: list = [0.2, 0.2, 0.2, 0.2, 0.2]  # alpha of D_acc, D_ent, D_fail, D_spatial, D_prog
+fail_reading: str = "joint"  # D_fail: joint (share of clean-correct items turned wrong) or conditional
+failure_weights: dict = {}  # w_f per taxonomy class (OCR, spatial, symbolic, semantic, other); unnamed classes weigh 1
+epsilon: float = 1e-6  # stabilising constant of D_prog
+stable_min: float = 0.8  # a curve keeping at least this share of its clean accuracy is stable
+severe_below: float = 0.5  # a curve keeping less than this share is severe
+monotone_tol: float = 0.02  # a rise above this between consecutive levels makes a curve non-monotone
+warn_threshold: float = 0.25  # D_conf that counts as a warning while the answer is still right
+acc_tol: float = 0.05  # accuracies this close count as similar (observation 6)
+index_gap: float = 0.05  # a difference of RCI or T-RCI this large counts as different (observation 6)
+direction_gap: float = 0.05  # a spread of T-RCI over directions this large counts as direction dependence
+
+# %%
+MODELS = sweep.resolve_models(models)
+sweep.item_source_kind(items_source)  # checks the source before any work
+n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
+image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
+max_items = params.check("max_items", max_items, int, lo=0)
+seed = params.check("seed", seed, int, lo=0)
+torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
+batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+params.check("groups", groups, dict)
+for g_name, g_tasks in groups.items():
+    params.check(f"groups key {g_name!r}", g_name, str)
+    params.check_list(f"groups[{g_name!r}]", g_tasks, str)
+ladders = params.check_list("ladders", ladders, str, choices=corrupt.names("escalation"))
+levels = params.check_list("levels", levels, int, choices=[1, 2, 3, 4])
+if sorted(levels) != levels:
+    raise params.ParameterError(f"parameter 'levels' must be increasing, got {levels}")
+fill = params.check("fill", fill, str, choices=list(esc.FILLS))
+compare_fills = params.check_list("compare_fills", compare_fills, str, choices=list(esc.FILLS), min_len=0)
+control_levels = params.check_list("control_levels", control_levels, int, choices=[1, 2, 3, 4], min_len=0)
+compare_levels = params.check_list("compare_levels", compare_levels, int, choices=levels, min_len=0)
+rci_weights = params.check_list("rci_weights", rci_weights, float, lo=0.0, unique=False)
+trci_weights = params.check_list("trci_weights", trci_weights, float, lo=0.0, unique=False)
+if len(rci_weights) != 4 or sum(rci_weights) <= 0:
+    raise params.ParameterError(f"parameter 'rci_weights' needs 4 weights >= 0 with a positive sum, got {rci_weights}")
+if len(trci_weights) != 5 or sum(trci_weights) <= 0:
+    raise params.ParameterError(f"parameter 'trci_weights' needs 5 weights >= 0 with a positive sum, got {trci_weights}")
+fail_reading = params.check("fail_reading", fail_reading, str, choices=list(escalation.FAIL_READINGS))
+params.check("failure_weights", failure_weights, dict)
+for cls, w in failure_weights.items():
+    params.check("failure_weights key", cls, str, choices=list(taxonomy.CLASSES))
+    params.check(f"failure_weights[{cls!r}]", w, float, lo=0.0)
+epsilon = params.check("epsilon", epsilon, float, lo=0.0, lo_open=True, hi=0.1)
+stable_min = params.check("stable_min", stable_min, float, lo=0.0, hi=1.0)
+severe_below = params.check("severe_below", severe_below, float, lo=0.0, hi=stable_min)
+monotone_tol = params.check("monotone_tol", monotone_tol, float, lo=0.0, hi=1.0)
+warn_threshold = params.check("warn_threshold", warn_threshold, float, lo=0.0, lo_open=True, hi=1.0)
+acc_tol = params.check("acc_tol", acc_tol, float, lo=0.0, hi=1.0)
+index_gap = params.check("index_gap", index_gap, float, lo=0.0)
+direction_gap = params.check("direction_gap", direction_gap, float, lo=0.0)
+
+TRAV = {esc.DIRECTION_LABELS[d]: name for d, name in esc.traversal_names(fill).items()}  # TD -> perturbation
+SHARE = dict(zip(levels, (esc.TRAVERSAL_SHARES[lv - 1] for lv in levels), strict=True))
+UNIT = ("model", "group")
+SWEEP = dict(seed=seed, batch_size=batch_size, torch_threads=torch_threads)
+COLORS = figures.model_colors(MODELS)
+repro.seed_everything(seed)
+torch.set_num_threads(torch_threads)
+OUT = paths.results_dir(NB_ID)
+print(f"models {MODELS}\nladders {ladders} at levels {levels}; traversals with the {fill!r} fill: {TRAV}")
+
+# %% [markdown]
+# ## Items, groups and conditions
+#
+# The paper evaluates three datasets (ScienceQA-Chemistry, MMJEE-Chemistry-MCQ, MathVista-MCQ); here the
+# synthetic task families are pooled into **groups** that play their role (parameter `groups`): questions about
+# one object's attributes or existence, questions about relations between several objects (counting, left/right
+# and near/far, sizes), and reading (a sign's glyph, a bar chart). The yes/no families sit beside four-option
+# ones, so K varies inside a group. Every model scores every item clean, under the four ladders (seed 001 §III:
+# blur σ ∈ {1,2,3,4} px, contrast removed c ∈ {0.3,…,0.9}, rotation θ ∈ {5°,…,20°}, centre crop removing
+# p ∈ {0.2,…,0.8} of each side) and under the four traversals at the shares $s_k \in \{0.2, 0.4, 0.6, 0.8\}$;
+# then the evidence-free control and the other fills at a few states (next section).
+
+# %%
+items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
+                          max_items=max_items)
+unknown = sorted({t for ts in groups.values() for t in ts} - set(items["task"]))
+if unknown:
+    raise params.ParameterError(f"parameter 'groups' names task(s) {unknown} that the items do not have; "
+                                f"tasks are {sorted(items['task'].unique())}")
+TASK_GROUP = {t: g for g, ts in groups.items() for t in ts}
+items["group"] = items["task"].map(lambda t: TASK_GROUP.get(t, t))
+META = items["meta"].map(lambda m: json.loads(m) if isinstance(m, str) and m.strip() else {})
+items["scene"] = META.map(lambda m: m.get("scene", ""))
+HAS_DEPTH = bool(items["depth_ref"].notna().all() and (items["depth_ref"].astype(str) != "").all())
+CONTROL = {esc.control_name(f): control_levels for f in compare_fills} if HAS_DEPTH and control_levels else {}
+COMPARE = {esc.traversal_name(d, f): compare_levels for f in compare_fills if f != fill
+           for d in esc.DIRECTIONS} if compare_levels else {}
+CONDITIONS = {**{p: levels for p in ladders}, **{n: levels for n in TRAV.values()}, **CONTROL, **COMPARE}
+print(f"{len(items)} items; groups: " + ", ".join(f"{g} {n}" for g, n in items.group.value_counts(sort=False).items()))
+print(f"{len(CONDITIONS)} perturbations, {sum(map(len, CONDITIONS.values()))} corrupted conditions"
+      + ("" if HAS_DEPTH else "; no depth: the sky-only control is skipped"))
+
+result = sweep.predictions(MODELS, items, CONDITIONS, methods=None, **SWEEP)
+pred = result.table.merge(items[["item_id", "group", "scene"]], on="item_id", how="left")
+print({k: v for k, v in result.summary().items() if k != "seconds"})
+EV = evidence.evidence_table(items, {k: v for k, v in CONDITIONS.items() if k not in ladders or k == "bruce_center_crop"})
+EV["direction"] = EV["perturbation"].map(lambda n: esc.DIRECTION_LABELS.get(n.split("_")[1], "")
+                                         if n.startswith("traverse_") else "")
+
+# %% [markdown]
+# ## The traversal fill, and a band that removes no evidence
+#
+# Seed 001 draws its traversals with a black band but never says what the removed region becomes. The fill is a
+# parameter here (`fill`): **black** as in the paper's figures; the dataset's **mean** colour; or **crop**: cut
+# the band off and resize the rest back to the full size. The default is the mean colour, the fill that removes
+# the band's evidence while adding the least new cue: it brings no colour outside the images' range and no edge
+# stronger than theirs, while black adds a large dark region the organisms never saw, and crop-and-resize adds no
+# pixel but stretches what is left by $1/(1-s)$ along the traversal axis (the horizon moves, apparent sizes change).
+#
+# The **evidence-free control** (`sky_band_<fill>`) removes only rows that hold nothing but sky (exact depth:
+# every pixel at infinite distance, no red-box pixel), at 25–100 % of those rows. In ground-plane scenes it
+# removes no evidence at all, so whatever accuracy it costs is the cost of the fill itself. Below: one scene
+# under each fill, then accuracy on the ground-plane scenes, clean, under the control and at the first
+# traversal state of every fill (top-down 0.2 removes only sky too).
+
+# %%
+ex = items[(items.scene == "ground")].head(1) if (items.scene == "ground").any() else items.head(1)
+if len(ex):
+    it = ex.iloc[0]
+    img = data.load_image(it.image_ref)
+    dep = data.load_depth(it.depth_ref) if HAS_DEPTH else None
+    shown = [f for f in esc.FILLS if f in compare_fills or f == fill]
+    cols = [("clean", None, 0)] + ([("sky band 100 %", "sky", 4)] if HAS_DEPTH else []) + [
+        (f"{d} 0.4", d, 2) for d in ("topdown", "bottomup", "leftright")]
+    fig, axes = plt.subplots(len(shown), len(cols), figsize=(1.7 * len(cols), 1.85 * len(shown)), squeeze=False)
+    for r, f in enumerate(shown):
+        for c, (title, what, lv) in enumerate(cols):
+            if what is None:
+                im = img
+            elif what == "sky":
+                im = corrupt.apply(img, esc.control_name(f), lv, depth=dep)
+            else:
+                im = corrupt.apply(img, esc.traversal_name(what, f), lv)
+            axes[r, c].imshow(im)
+            figures.image_axes(axes[r, c], title if r == 0 else None)
+        axes[r, 0].set_ylabel(f, fontsize=9)
+    fig.suptitle(f"traversal fills on one scene ({it.task}: {it.question})", fontsize=9)
+    fig.tight_layout()
+    figures.save(fig, NB_ID, "traversal-fills")
+    plt.show()
+
+ground = pred[pred.scene == "ground"]
+fill_rows = []
+for f in compare_fills:
+    names = {"sky band": esc.control_name(f)} if CONTROL else {}
+    names.update({f"{esc.DIRECTION_LABELS[d]}": esc.traversal_name(d, f) for d in esc.DIRECTIONS})
+    for label, name in names.items():
+        sub = ground[ground.perturbation == name]
+        for lv, g in sub.groupby("level"):
+            share = esc.SKY_BAND_SHARES[lv - 1] if label == "sky band" else esc.TRAVERSAL_SHARES[lv - 1]
+            fill_rows.append({"fill": f, "condition": f"{label} {share:g}", **g.groupby("model").correct.mean()})
+fill_table = pd.DataFrame(fill_rows)
+if len(fill_table):
+    clean_acc = ground[ground.perturbation == "clean"].groupby("model").correct.mean()
+    fill_table = pd.concat([pd.DataFrame([{"fill": "—", "condition": "clean", **clean_acc}]), fill_table],
+                           ignore_index=True)
+    fill_table["mean"] = fill_table[MODELS].mean(axis=1)
+    display(fill_table.set_index(["fill", "condition"]).round(3))
+    ctrl = fill_table[fill_table.condition.str.startswith("sky band")]
+    if len(ctrl):
+        fig, ax = plt.subplots(figsize=(6.4, 2.8))
+        x = np.arange(len(ctrl))
+        w = 0.8 / len(MODELS)
+        for i, m in enumerate(MODELS):
+            ax.bar(x + (i - (len(MODELS) - 1) / 2) * w, clean_acc[m] - ctrl[m], w, color=COLORS[m], label=m)
+        ax.set_xticks(x, [f"{f}\n{c}" for f, c in zip(ctrl.fill, ctrl.condition, strict=True)], fontsize=7)
+        ax.set(ylabel="clean − control accuracy", title="what the fill costs when it removes only sky")
+        ax.axhline(0, color="k", lw=0.6)
+        ax.legend(fontsize=6, ncols=2)
+        fig.tight_layout()
+        figures.save(fig, NB_ID, "sky-control-fill-cost")
+        plt.show()
+
+# %% [markdown]
+# ## RCI: four signals of degradation under one condition (§II-D1, §II-E)
+#
+# For model $m$, dataset group $d$ and perturbation condition $p$ (a ladder at one level):
+#
+# $$\mathcal D_{acc} = 1 - \frac{A_{m,d,p}}{A_{m,d,\mathrm{clean}}}, \quad
+#   \mathcal D_{cal} = |\mathrm{ECE}_{m,d,p} - \mathrm{ECE}_{m,d,\mathrm{clean}}|, \quad
+#   \mathcal D_{ent} = 1 - \frac{H_{m,d,p}}{H_{m,d,\mathrm{clean}}}, \quad
+#   \mathcal D_{fail} = \sum_{f} w_f\, \frac{\#(\text{clean-correct} \wedge \text{perturbed-wrong} \wedge f)}
+#   {\#\,\text{clean-correct}},$$
+#
+# $$\mathrm{RCI} = \lambda_1 \mathcal D_{acc} + \lambda_2 \mathcal D_{cal} + \lambda_3 \mathcal D_{ent}
+#   + \lambda_4 \mathcal D_{fail}, \qquad \textstyle\sum_i \lambda_i = 1 .$$
+#
+# The choices made where the paper is open (all in `vlmrobust.metrics.escalation`):
+#
+# * the terms are **not clipped** (the paper's Table I has corrupted accuracy above clean in six rows, so
+#   $\mathcal D_{acc}$ can be negative, and so can $\mathcal D_{ent}$ when predictions spread out);
+# * $H$ is the normalised entropy of the *predicted option index* over the group's items (no model probability
+#   enters), divided by $\log K_{max}$ with $K_{max}$ the largest $K$ in the group (yes/no items beside four-option
+#   items: the letters range over four values);
+# * ECE uses 10 equal-width bins on the confidence $\max_k p_k$, as `metrics.calibration.ece`;
+# * $\mathcal D_{fail}$ is read **jointly** (the share of clean-correct items that turn wrong, per failure class
+#   $f$); the conditional reading $\sum_f w_f P(f \mid \text{flip})$ equals 1 whenever any flip exists with uniform
+#   $w_f = 1$ (shown below), so it is only an option (`fail_reading`);
+# * clean quantities are computed on the same items; an **undefined term** ($A_{clean} = 0$: $\mathcal D_{acc}$ and
+#   $\mathcal D_{fail}$; $H_{clean} = 0$: $\mathcal D_{ent}$) is left out like a missing calibration signal, and RCI is
+#   the λ-weighted mean of the available terms.
+
+# %%
+fails_all = taxonomy.failures(pred)
+classified = taxonomy.classify(fails_all, items, EV)
+keys5 = ["model", "method", "item_id", "perturbation", "level"]
+pred = pred.merge(classified[keys5 + ["class"]].rename(columns={"class": "fail_class"}).astype(
+    {"fail_class": str}), on=keys5, how="left")
+fw = dict(fail_class="fail_class", fail_weights=failure_weights) if failure_weights else {}
+cells = escalation.cell_stats(pred, UNIT, perturbations=[*ladders, *TRAV.values()], **fw)
+rci = escalation.rci(cells, rci_weights, fail=fail_reading)
+lad = rci[rci.perturbation.isin(ladders)]
+print("RCI per model and group (mean over the levels of each ladder):")
+display(lad.pivot_table(index=["model", "group"], columns="perturbation", values="RCI", observed=True).round(3))
+print(f"the terms of {MODELS[0]}, group {lad.group.iloc[0]}:")
+display(lad[(lad.model == MODELS[0]) & (lad.group == lad.group.iloc[0])][
+    ["perturbation", "level", "param", "A_clean", "A", "H_clean", "H", "ECE_clean", "ECE", "D_acc", "D_cal",
+     "D_ent", "D_fail", "n_terms", "RCI"]].round(3))
+cond = escalation.rci(cells, rci_weights, fail="conditional")
+flipped = cond.n_flip > 0
+print(f"D_fail, conditional reading with uniform w_f: {cond.loc[flipped, 'D_fail'].eq(1).mean():.0%} of the "
+      f"{int(flipped.sum())} cells with a flip give exactly 1; joint reading: "
+      f"{rci.loc[flipped, 'D_fail'].min():.2f}–{rci.loc[flipped, 'D_fail'].max():.2f}")
+print(f"cells with an undefined term: {int((rci.n_terms < 4).sum())} of {len(rci)} "
+      f"(no confidences: {int(rci.D_cal.isna().sum())}; A_clean = 0: {int(rci.D_acc.isna().sum())}; "
+      f"H_clean = 0: {int(rci.D_ent.isna().sum())}); negative D_acc: {int((rci.D_acc < 0).sum())}")
+
+# %% [markdown]
+# ## T-RCI: traversal robustness along each direction (§II-D2, §II-F)
+#
+# For direction $r$ and state $s_k$ (the share removed; $s_0$ = clean), with terms clipped at 0 as the paper
+# writes them:
+#
+# $$\mathcal D_{acc}(r,s_k) = \max\Bigl(0, \tfrac{A_{r,0} - A_{r,s_k}}{A_{r,0}}\Bigr), \quad
+#   \mathcal D_{ent}(r,s_k) = \max\Bigl(0, \tfrac{H_{r,0} - H_{r,s_k}}{H_{r,0}}\Bigr), \quad
+#   \mathcal D_{spatial}(r,s_k) = s_k, \quad
+#   \mathcal D_{prog}(r,s_k) = \max\Bigl(0, \tfrac{A_{r,s_{k-1}} - A_{r,s_k}}{A_{r,s_{k-1}} + \epsilon}\Bigr),$$
+#
+# $\mathcal D_{fail}$ as for RCI (correct at $s_0$, wrong at $s_k$), and
+#
+# $$\mathrm{TRCI}(r) = \sum_{k=1}^{K} \gamma_k \bigl[\alpha_1 \mathcal D_{acc} + \alpha_2 \mathcal D_{ent}
+#   + \alpha_3 \mathcal D_{fail} + \alpha_4 \mathcal D_{spatial} + \alpha_5 \mathcal D_{prog}\bigr], \qquad
+#   \mathrm{TRCI} = \sum_r \beta_r\, \mathrm{TRCI}(r).$$
+#
+# $\mathcal D_{prog}$ at $k = 1$ compares with the clean accuracy; $\epsilon$ is the parameter `epsilon`
+# ($10^{-6}$; a zero previous accuracy gives 0). Weights are uniform ($\alpha_i = 1/5$, $\gamma_k = 1/K$,
+# $\beta_r = 1/4$); the same available-terms rule as RCI applies. The worst direction $W_D$ is the one with the
+# largest $\mathrm{TRCI}(r)$, $W_T$ its score.
+#
+# **$\mathcal D_{spatial}$ is model-independent.** It is the share removed, the same for every model, so with every
+# term available it adds exactly $\alpha_4 \sum_k \gamma_k s_k$ to every T-RCI: $0.2 \times 0.5 = 0.1$ with
+# uniform weights and $s_k = 0.2, \dots, 0.8$. The table below shows T-RCI with it, minus it, and with it
+# removed from the weights.
+
+# %%
+states = escalation.trci_states(cells, TRAV, fail=fail_reading, eps=epsilon)
+tres = escalation.trci(states, trci_weights)
+display(tres.directions.pivot_table(index=["model", "group"], columns="direction", values="T_RCI",
+                                    observed=True).round(3))
+offset = escalation.spatial_offset(states, trci_weights)
+no_spatial = escalation.trci(states, escalation_ablation.TRCI_SCHEMES["no-spatial"]).units
+spatial_table = tres.units[[*UNIT, "T_mu"]].merge(
+    offset.groupby(list(UNIT), observed=True)["offset"].mean().reset_index(), on=list(UNIT)).merge(
+    no_spatial[[*UNIT, "T_mu"]].rename(columns={"T_mu": "T_mu_no_spatial"}), on=list(UNIT))
+spatial_table["T_mu_minus_offset"] = spatial_table["T_mu"] - spatial_table["offset"]
+display(spatial_table.round(4))
+print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI "
+      f"(alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
+
+# %% [markdown]
+# ## Table I — accuracy, corruption robustness and traversal robustness
+#
+# Per model and group: clean accuracy $A_{CL}$; $A_{CR}$, $\mathrm{RCI}_\mu$ and $\mathrm{RCI}_{max}$ over the
+# 16 ladder conditions; $A_T$ over the 4 directions × 4 states; $T_\mu$ the combined T-RCI; $T_{max}$ the largest
+# **per-state** term over direction × state (the only reading under which the paper's rows satisfy
+# $T_{max} \ge W_T \ge T_\mu$); the worst direction $W_D$ and its T-RCI $W_T$. Accuracies in %, as in the paper.
+
+# %%
+t1 = escalation.table_i(rci, tres, ladders)
+t1_show = t1.copy()
+for c in ("A_CL", "A_CR", "A_T"):
+    t1_show[c] = 100 * t1_show[c]
+with pd.option_context("display.float_format", "{:.3f}".format):
+    display(t1_show.sort_values(["group", "model"]).set_index(["group", "model"]))
+assert (t1.T_max >= t1.W_T - 1e-12).all() and (t1.W_T >= t1.T_mu - 1e-12).all()
+
+# %% [markdown]
+# ### Fig. 3 — Pareto maps
+#
+# Left: mean corrupted accuracy against $\mathrm{RCI}_\mu$; right: mean traversal accuracy against $T_\mu$. Colours
+# are models, markers groups; lower right is better. The **frontier** (black outline and line) holds the points
+# that no other point beats on both axes (higher accuracy *and* lower index).
+
+# %%
+MARKERS = dict(zip(sorted(t1.group.unique()), "osD^vP*Xh", strict=False))
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.9))
+for ax, (acc, idx, title) in zip(axes, [("A_CR", "RCI_mu", "corruption (ladders)"),
+                                        ("A_T", "T_mu", "traversal")], strict=True):
+    t = t1.dropna(subset=[acc, idx])
+    front = escalation.pareto_front(t[acc], t[idx])
+    for (m, g), r in t.set_index(["model", "group"]).iterrows():
+        ax.scatter(100 * r[acc], r[idx], color=COLORS[m], marker=MARKERS[g], s=42, alpha=0.9)
+    f = t[front].sort_values(acc)
+    ax.scatter(100 * f[acc], f[idx], facecolors="none", edgecolors="k", s=110, lw=1.2)
+    ax.step(100 * f[acc], f[idx], where="pre", color="k", lw=0.8, ls="--")  # the edge of the dominated region
+    ax.set(xlabel=f"{acc} (%)", ylabel=idx.replace("_mu", " μ").replace("RCI", "RCI"), title=f"Pareto map: {title}")
+handles = [Line2D([], [], color=COLORS[m], marker="o", ls="", label=m) for m in MODELS]
+handles += [Line2D([], [], color="0.4", marker=mk, ls="", label=g) for g, mk in MARKERS.items()]
+handles += [Line2D([], [], color="k", ls="--", marker="o", mfc="none", label="Pareto frontier")]
+fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig3-pareto-maps")
+plt.show()
+
+# %% [markdown]
+# ### Fig. 5 — accuracy against the share removed, per direction
+#
+# Each model's accuracy over all groups, clean (share 0) and at the four states, one panel per direction. The
+# grey dashed line (right axis) is the ground truth of the synthetic items: the share whose evidence (the target
+# object, the counted objects, the answer bar) the band has removed or cut (`vlmrobust.corrupt.evidence`).
+
+# %%
+cells_m = escalation.cell_stats(pred, ("model",), perturbations=list(TRAV.values()))
+curves_m = fragility.fragility_curves(cells_m, list(TRAV.values()))
+ev_known = EV[EV.perturbation.isin(TRAV.values()) & (EV.evidence != "n/a")]  # items with synthetic geometry
+ev_share = (ev_known.assign(hit=lambda e: e.evidence.isin(["removed", "partial"]))
+            .groupby(["perturbation", "level"]).hit.mean())
+fig, axes = plt.subplots(1, len(TRAV), figsize=(3.0 * len(TRAV), 2.9), sharey=True, squeeze=False)
+for ax, (d, name) in zip(axes[0], TRAV.items(), strict=True):
+    for m in MODELS:
+        c = curves_m[(curves_m.model == m) & (curves_m.perturbation == name)]
+        ax.plot([0.0, *[SHARE[lv] for lv in c.level[1:]]], c.accuracy, "-o", ms=3, color=COLORS[m], label=m)
+    ax.set(title=f"{d} ({name})", xlabel="share removed s", ylim=(0, 1.02), xticks=[0, 0.2, 0.4, 0.6, 0.8])
+    ax.title.set_fontsize(8)
+    if (name, levels[0]) in ev_share.index:
+        ax2 = ax.twinx()
+        ax2.plot([0.0, *[SHARE[lv] for lv in levels]], [0.0, *[ev_share.get((name, lv), np.nan) for lv in levels]],
+                 "--", color="0.5", lw=1.2)
+        ax2.set_ylim(0, 1.02)
+        ax2.grid(False)
+        ax2.tick_params(labelsize=7, colors="0.4")
+        if d == list(TRAV)[-1]:
+            ax2.set_ylabel("evidence removed or cut", color="0.4", fontsize=8)
+axes[0, 0].set_ylabel("accuracy")
+handles = [Line2D([], [], color=COLORS[m], marker="o", ms=3, label=m) for m in MODELS]
+handles.append(Line2D([], [], color="0.5", ls="--", label="items with evidence removed or cut (right axis)"))
+fig.legend(handles=handles, loc="lower center", ncols=min(8, len(handles)), bbox_to_anchor=(0.5, -0.06),
+           fontsize=7)
+fig.tight_layout(rect=(0, 0.06, 1, 1))
+figures.save(fig, NB_ID, "fig5-accuracy-vs-share-removed")
+plt.show()
+
+# %% [markdown]
+# ### Fig. 6 — fragility curves and their regimes
+#
+# Every ladder and every traversal, each model's accuracy from clean to the last level. The paper groups the
+# curves into three regimes by eye (§IV-C, S1); the rule here reads the **retention** $A_{last}/A_{clean}$:
+# **stable** when it is at least `stable_min` (0.8), **severe** below `severe_below` (0.5), **progressive** in
+# between. A curve is **non-monotone** (S3) when accuracy rises by more than `monotone_tol` from one level to the
+# next (drawn dashed). The marker at the end of each curve gives its regime.
+
+# %%
+cells_all = escalation.cell_stats(pred, ("model",), perturbations=[*ladders, *TRAV.values()])
+curves = fragility.fragility_curves(cells_all, [*ladders, *TRAV.values()])
+regimes = fragility.curve_regimes(curves, stable_min=stable_min, severe_below=severe_below, tol=monotone_tol)
+REG_MARK = {"stable": "o", "progressive": "s", "severe": "X", "undefined": "."}
+perts = [*ladders, *TRAV.values()]
+ncol = 4
+nrow = int(np.ceil(len(perts) / ncol))
+fig, axes = plt.subplots(nrow, ncol, figsize=(3.0 * ncol, 2.5 * nrow), sharey=True, squeeze=False)
+for ax, p in zip(axes.flat, perts, strict=False):
+    for m in MODELS:
+        c = curves[(curves.model == m) & (curves.perturbation == p)]
+        rg = regimes[(regimes.model == m) & (regimes.perturbation == p)].iloc[0]
+        ax.plot(c.level, c.accuracy, "--" if rg.non_monotone else "-", color=COLORS[m], lw=1.2)
+        ax.plot(c.level.iloc[-1], c.accuracy.iloc[-1], REG_MARK[str(rg.regime)], color=COLORS[m], ms=6)
+    ax.set(title=p, xlabel="level", ylim=(0, 1.02), xticks=[0, *levels])
+    ax.title.set_fontsize(8)
+    rp = regimes[regimes.perturbation == p]
+    counts = rp.regime.astype(str).value_counts()
+    ax.text(0.98, 0.97, "\n".join(f"{k} {counts.get(k, 0)}" for k in ("stable", "progressive", "severe"))
+            + f"\nnon-monotone {int(rp.non_monotone.sum())}", transform=ax.transAxes, ha="right", va="top",
+            fontsize=6, color="0.25")
+for ax in axes.flat[len(perts):]:
+    ax.axis("off")
+for r in range(nrow):
+    axes[r, 0].set_ylabel("accuracy")
+handles = [Line2D([], [], color=COLORS[m], label=m) for m in MODELS]
+handles += [Line2D([], [], color="0.3", marker=mk, ls="", label=k) for k, mk in REG_MARK.items() if k != "undefined"]
+handles += [Line2D([], [], color="0.3", ls="--", label="non-monotone")]
+fig.legend(handles=handles, loc="lower center", ncols=min(6, len(handles)), bbox_to_anchor=(0.5, -0.05), fontsize=7)
+fig.tight_layout(rect=(0, 0.05, 1, 1))
+figures.save(fig, NB_ID, "fig6-fragility-curves")
+plt.show()
+regimes["kind"] = np.where(regimes.perturbation.isin(TRAV.values()), "traversal", "ladder")
+display(pd.crosstab([regimes.kind, regimes.perturbation], regimes.regime).assign(
+    non_monotone=regimes.groupby(["kind", "perturbation"]).non_monotone.sum()))
+
+# %% [markdown]
+# ### Directional fragility heatmap
+#
+# $\mathrm{TRCI}(r)$ per model and direction, one panel per group and one for all items; the worst direction of
+# each row is outlined.
+
+# %%
+dirs_all = escalation.trci(escalation.trci_states(cells_m, TRAV, fail=fail_reading, eps=epsilon),
+                           trci_weights).directions.assign(group="all items")
+heat = pd.concat([tres.directions, dirs_all], ignore_index=True)
+panels = [*sorted(t1.group.unique()), "all items"]
+vmin, vmax = np.nanmin(heat.T_RCI), np.nanmax(heat.T_RCI)
+fig, axes = plt.subplots(1, len(panels), figsize=(2.3 * len(panels) + 1, 0.35 * len(MODELS) + 1.4), squeeze=False)
+for ax, g in zip(axes[0], panels, strict=True):
+    h = heat[heat.group == g].pivot_table(index="model", columns="direction", values="T_RCI", observed=False)
+    h = h.reindex(index=MODELS, columns=list(TRAV))
+    im = ax.imshow(h.to_numpy(), cmap="magma_r", vmin=vmin, vmax=vmax, aspect="auto")
+    for i in range(h.shape[0]):
+        row = h.to_numpy()[i]
+        for j in range(h.shape[1]):
+            if np.isfinite(row[j]):
+                ax.text(j, i, f"{row[j]:.2f}", ha="center", va="center", fontsize=6,
+                        color="w" if row[j] > (vmin + vmax) / 2 else "k")
+        if np.isfinite(row).any():
+            ax.add_patch(plt.Rectangle((np.nanargmax(row) - 0.5, i - 0.5), 1, 1, fill=False, ec="#0072B2", lw=1.5))
+    ax.set_xticks(range(len(TRAV)), list(TRAV))
+    ax.set_yticks(range(len(MODELS)), MODELS if g == panels[0] else [""] * len(MODELS), fontsize=7)
+    ax.set_title(g, fontsize=9)
+    ax.grid(False)
+fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="T-RCI(r)")
+figures.save(fig, NB_ID, "directional-fragility-heatmap")
+plt.show()
+
+# %% [markdown]
+# ## Ground truth: which direction should hurt more
+#
+# In a ground-plane scene the sky is on top and the objects stand on the ground, so a band coming from the top
+# first removes sky, and one coming from the bottom first removes the ground the objects stand on. The evidence
+# record says how much of each item's evidence every state removed. If the models answer from that evidence,
+# **bottom-up should hurt more than top-down**. The table splits traversal accuracy (all models, ground scenes) by
+# the item's evidence state: accuracy with the evidence *intact* measures what the fill costs by itself, accuracy
+# with it *removed* what is left once the evidence is gone (chance is 1/K). When the two directions' intact
+# accuracies differ, the band's own cost depends on where it lies (a flat band over the blue sky is a larger
+# change than over the grey-brown ground), and that cost can outweigh the evidence the band removes.
+
+# %%
+g_items = items.item_id[items.scene == "ground"]
+if len(g_items):
+    pg = pred[pred.item_id.isin(g_items)]
+    cells_g = escalation.cell_stats(pg, ("model",), perturbations=list(TRAV.values()))
+    states_g = escalation.trci_states(cells_g, TRAV, fail=fail_reading, eps=epsilon)
+    ev_g = EV[EV.item_id.isin(g_items) & EV.perturbation.isin(TRAV.values())]
+    gt_check = escalation_checks.check_bottomup_hurts_more(states_g, ev_g)
+    display(states_g.pivot_table(index="model", columns=["direction", "level"], values="A", observed=True).round(2))
+    by_ev = pg[pg.perturbation.isin(TRAV.values())].merge(ev_g[["item_id", "perturbation", "level", "evidence",
+                                                               "direction"]], on=["item_id", "perturbation", "level"])
+    display(by_ev.pivot_table(index="direction", columns="evidence", values="correct", aggfunc="mean").round(3)
+            .join(by_ev.groupby("direction").size().rename("n")))
+    display(ev_g.groupby(["direction", "level"]).target_removed.mean().unstack().round(3)
+            .rename_axis(columns="mean share of the target's box removed, by level"))
+    print(f"{gt_check.check}\n  -> {gt_check.measured}\n  -> holds: {gt_check.reproduced}")
+    intact = by_ev[by_ev.evidence == "intact"].groupby("direction").correct.mean()
+    if {"TD", "BU"} <= set(intact.index):
+        print(f"with the evidence intact, accuracy is {intact['TD']:.3f} under top-down and {intact['BU']:.3f} under "
+              f"bottom-up (clean {pg[pg.perturbation == 'clean'].correct.mean():.3f}): what the {fill!r} band costs "
+              "by itself differs by where it lies, and that difference is part of any comparison of directions")
+else:
+    gt_check = escalation_checks.check_bottomup_hurts_more(states.iloc[:0], EV.iloc[:0])
+    print("no ground-plane scene among the items: the ground-truth check is skipped")
+
+# %% [markdown]
+# ## Failure taxonomy (§II-H, §VII): Figs. 4 and 8
+#
+# Every clean-correct item that a traversal turns wrong gets exactly one class and one subtype from a fixed table
+# (`vlmrobust.metrics.taxonomy`): the **class** follows what the task family asks (a sign's glyph is OCR; charts,
+# left/right/near/far and sizes are spatial; counting and verifying a conjunction are symbolic; naming a colour
+# or a shape and judging existence are semantic; an unknown family or an abstention is other), the **subtype**
+# follows the evidence record: evidence **removed** by the band (glyph removed, count changed, relation object
+# removed, …), **cut**, or **intact and misread**. A changed count is split by whether the model answered the
+# count of what remains. The paper's most frequent OCR subtype, *option label* (a crop that removes the printed
+# answer letters), cannot occur here: the synthetic options are in the prompt, not in the image.
+
+# %%
+trav_fails = classified[classified.perturbation.isin(TRAV.values())]
+cls_counts = taxonomy.taxonomy_counts(trav_fails, ("model",))
+if len(cls_counts):
+    share = cls_counts.pivot_table(index="model", columns="class", values="share", observed=False).reindex(
+        index=[m for m in MODELS if m in set(cls_counts.model)], columns=list(taxonomy.CLASSES)).fillna(0.0)
+    fig, ax = plt.subplots(figsize=(5.6, 0.35 * len(share) + 1.3))
+    im = ax.imshow(share.to_numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for i in range(share.shape[0]):
+        for j in range(share.shape[1]):
+            ax.text(j, i, f"{share.iloc[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                    color="w" if share.iloc[i, j] > 0.5 else "k")
+    ax.set_xticks(range(share.shape[1]), share.columns)
+    ax.set_yticks(range(share.shape[0]), share.index, fontsize=7)
+    ax.grid(False)
+    ax.set_title(f"Fig. 4 · traversal-induced failures by class ({len(trav_fails):,} failures)", fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8, label="share of the model's failures")
+    figures.save(fig, NB_ID, "fig4-failure-taxonomy-heatmap")
+    plt.show()
+
+    sub = taxonomy.taxonomy_counts(trav_fails, (), level="subtype")
+    sub = sub[sub.n > 0].iloc[::-1]
+    cls_color = dict(zip(taxonomy.CLASSES, figures.PALETTE, strict=False))
+    fig, ax = plt.subplots(figsize=(6.4, 0.2 * len(sub) + 1.0))
+    ax.barh(np.arange(len(sub)), sub.n, color=[cls_color[str(c)] for c in sub["class"]])
+    ax.set_yticks(np.arange(len(sub)), [str(s) for s in sub.subtype], fontsize=7)
+    for i, n in enumerate(sub.n):
+        ax.text(n, i, f" {n}", va="center", fontsize=6)
+    ax.legend(handles=[Line2D([], [], color=cls_color[c], lw=6, label=c) for c in taxonomy.CLASSES
+                       if c in set(sub["class"].astype(str))], fontsize=7, loc="lower right")
+    ax.set(xlabel="failures (all models, directions and states)", title="Fig. 8 · fine-grained failure subtypes")
+    fig.tight_layout()
+    figures.save(fig, NB_ID, "fig8-failure-subtypes")
+    plt.show()
+    known = trav_fails[trav_fails.evidence != "n/a"]
+    if len(known):
+        print(f"{known.evidence.isin(['removed', 'partial']).mean():.0%} of the {len(known):,} traversal-induced "
+              "failures with synthetic geometry had their evidence removed or cut; the rest misread it")
+lad_fails = classified[classified.perturbation.isin(ladders)]
+display(taxonomy.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
+    index="perturbation", columns="class", values="n", observed=False).fillna(0).astype(int)
+    .rename_axis(columns="ladder failures by class"))
+
+# %% [markdown]
+# ## Weighting ablation (§II-F)
+#
+# The paper reports that accuracy-heavy, entropy-heavy, failure-heavy and equal weights rank models and datasets
+# alike (pairwise correlations ≈ 0.95–0.99), and that removing $\mathcal D_{spatial}$ "still produced nearly
+# identical robustness trends (ρ ∼ 0.95)". A heavy scheme puts 0.5 on its term and shares the rest equally;
+# *no-spatial* sets $\alpha_4 = 0$. The units ranked are the model × group rows of Table I.
+#
+# Removing $\mathcal D_{spatial}$ is an **affine map**: $T_{equal} = \tfrac45 T_{no\text{-}spatial} + \alpha_4
+# \sum_k \gamma_k s_k$, with the same offset for every model on the same states. Its Spearman correlation with
+# the equal-weight ranking is therefore exactly 1 (wherever every term is available), so the paper's "about 0.95"
+# cannot come from its own definition.
+
+# %%
+abl = escalation_ablation.ablation_scores(cells, states, ladders, fail=fail_reading)
+rho_rci = escalation_ablation.rank_correlations(abl, "RCI")
+rho_trci = escalation_ablation.rank_correlations(abl, "T-RCI")
+resid = escalation_ablation.affine_residual(states)
+display(rho_rci.round(3).rename_axis("RCI_mu"))
+display(rho_trci.round(3).rename_axis("T_mu"))
+max_resid = float(np.nanmax(np.abs(resid.residual))) if len(resid) else float("nan")
+print(f"Spearman rho (equal, no-spatial) = {rho_trci.loc['equal', 'no-spatial']:.6f}; largest residual of "
+      f"T_equal − (4/5 T_no-spatial + offset): {max_resid:.1e}")
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+rho_all = np.concatenate([rho_rci.to_numpy().ravel(), rho_trci.to_numpy().ravel()])
+rho_lo = min(0.5, float(np.min(rho_all[np.isfinite(rho_all)]))) if np.isfinite(rho_all).any() else 0.5
+for ax, (rho, title) in zip(axes, [(rho_rci, "RCI_mu"), (rho_trci, "T_mu")], strict=True):
+    ax.imshow(rho.to_numpy(), cmap="viridis", vmin=rho_lo, vmax=1)
+    for i in range(len(rho)):
+        for j in range(len(rho)):
+            v = rho.iloc[i, j]
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="k" if np.isfinite(v) and v > rho_lo + 0.6 * (1 - rho_lo) else "w")
+    ax.set_xticks(range(len(rho)), rho.columns, rotation=35, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rho)), rho.index, fontsize=7)
+    ax.grid(False)
+    ax.set_title(f"Spearman ρ between weightings: {title}", fontsize=9)
+fig.tight_layout()
+figures.save(fig, NB_ID, "weighting-ablation-rank-correlations")
+plt.show()
+
+# %% [markdown]
+# ## Latent instability before the flip (§VI, Fig. 7)
+#
+# The paper's case study shows T-RCI rising from 0.00 to 0.15 while the answer is still right, before it flips.
+# Its T-RCI has no per-item form (its terms are rates over a dataset), so the per-item signal here is the item's
+# own option distribution: $D_{conf}(s_k) = 1 - p_y(s_k)/p_y(s_0)$, with $p_y$ the probability of the correct
+# option, and the margin $p_y - \max_{j \ne y} p_j$ (positive exactly while the answer is right). For every
+# clean-correct item along each direction, a **warning** is the first state at which $D_{conf} \ge$
+# `warn_threshold` while the answer is still right; it precedes the flip when the answer later turns wrong.
+
+# %%
+lat = fragility.latent_instability(pred, list(TRAV.values()))
+warn = fragility.early_warnings(lat, threshold=warn_threshold)
+warn_sum = fragility.warning_summary(warn)
+display(warn_sum.round(3))
+warned = warn[warn.warned_before_flip].merge(items[["item_id", "task"]], on="item_id")
+picked, seen_tasks = [], set()
+for _, w in warned.sort_values(["lead", "model", "item_id"], ascending=[False, True, True]).iterrows():
+    if w.task not in seen_tasks and w.model not in {p.model for p in picked}:
+        picked.append(w)
+        seen_tasks.add(w.task)
+ex_w = pd.DataFrame(picked).head(6)
+if len(ex_w):
+    ncol = min(3, len(ex_w))
+    nrow = int(np.ceil(len(ex_w) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.7 * nrow), sharey=True, squeeze=False)
+    for ax in axes.flat[len(ex_w):]:
+        ax.axis("off")
+    for ax, w in zip(axes.flat, ex_w.itertuples(), strict=False):
+        tr = lat[(lat.model == w.model) & (lat.item_id == w.item_id)
+                 & lat.perturbation.isin(["clean", w.perturbation])].sort_values("level")
+        s = [0.0 if lv == 0 else SHARE[lv] for lv in tr.level]
+        ax.plot(s, tr.p_correct, "-o", ms=3, color=COLORS[w.model], label="p(correct)")
+        ax.plot(s, tr.margin, ":", color="0.4", label="margin")
+        ax.axhline(0, color="k", lw=0.5)
+        ax.axvline(SHARE[int(w.warn_level)], color="#E69F00", lw=1, label="warning")
+        ax.axvline(SHARE[int(w.flip_level)], color="#D55E00", lw=1, ls="--", label="flip")
+        d = {v: k for k, v in TRAV.items()}[w.perturbation]
+        ax.set(title=f"{w.model} · {w.item_id.split('-', 2)[-1]} · {d}", xlabel="share removed", ylim=(-1.05, 1.05))
+        ax.title.set_fontsize(7)
+    for r in range(nrow):
+        axes[r, 0].set_ylabel("probability")
+    axes[0, 0].legend(fontsize=6, loc="lower left")
+    fig.suptitle("Fig. 7 · the correct option loses probability before the answer flips", fontsize=9)
+    fig.tight_layout()
+    figures.save(fig, NB_ID, "fig7-latent-instability")
+    plt.show()
+
+# %% [markdown]
+# ## The paper's observations, checked on these models
+#
+# Each observation is a check with numbers (`vlmrobust.metrics.escalation_checks`; its rule is in the `check`
+# column, the thresholds are parameters). They are read on the organisms at hand: a check that fails says these
+# models do not show the pattern, not that the paper is wrong. The last row is not a claim of the paper but the
+# ground-truth check of the synthetic world.
+
+# %%
+obs = observations_table([
+    escalation_checks.obs_similar_accuracy_different_index(t1, list(UNIT), acc="A_CR", index="RCI_mu",
+                                                           acc_tol=acc_tol, gap=index_gap),
+    escalation_checks.obs_similar_accuracy_different_index(t1, list(UNIT), acc="A_T", index="T_mu",
+                                                           acc_tol=acc_tol, gap=index_gap),
+    escalation_checks.obs_clean_not_robust(t1),
+    escalation_checks.obs_direction_dependence(tres.directions, list(UNIT), gap=direction_gap),
+    escalation_checks.obs_three_regimes(regimes[regimes.kind == "traversal"]),
+    escalation_checks.obs_non_monotone(regimes),
+    escalation_checks.obs_weighting_insensitive(rho_rci, rho_trci),
+    escalation_checks.obs_no_spatial_rho(rho_trci, max_resid),
+    escalation_checks.obs_latent_before_flip(warn_sum, warn_threshold),
+    gt_check,
+])
+with pd.option_context("display.max_colwidth", None):
+    display(obs)
+
+# %% [markdown]
+# ## Result tables
+#
+# Written to `results/07_escalation_traversal/`: the predictions of this notebook's sweep (parquet), the RCI cells
+# with their terms, the T-RCI states and directions, Table I, the fragility regimes, the evidence record, the
+# classified failures, the ablation scores and rank correlations, the early warnings and the observations (CSV).
+
+# %%
+pred.to_parquet(OUT / "predictions.parquet", index=False)
+for name, df in {"rci_cells": rci, "trci_states": tres.states, "trci_directions": tres.directions,
+                 "table1": t1, "fragility_regimes": regimes, "evidence": EV,
+                 "failures": classified.drop(columns=[c for c in ("probs", "logits") if c in classified]),
+                 "ablation_scores": abl, "rank_correlations_rci": rho_rci.reset_index(names="scheme"),
+                 "rank_correlations_trci": rho_trci.reset_index(names="scheme"), "early_warnings": warn,
+                 "fill_comparison": fill_table, "observations": obs}.items():
+    df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
+repro.save_env_snapshot(OUT)
+print(sorted(p.name for p in OUT.iterdir()))
