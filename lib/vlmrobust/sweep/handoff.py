@@ -167,6 +167,12 @@ def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[
     ``client``, or on a local cluster of ``dask_workers`` processes started (and
     stopped) here. Raises :class:`SweepFailed` when a shard fails, unless
     ``allow_failed`` (then ``result.failed`` lists them).
+
+    ``probes=ProbeSpec(...)`` (:class:`vlmrobust.probes.ProbeSpec`) makes it a
+    probe sweep: probe shards of their own keys hold, beside the predictions of
+    the same forwards (``result.table``), the hidden-state rows of
+    :mod:`vlmrobust.probes.shard` (``result.probes``). Overlay perturbations show
+    each item only the letters other than its clean prediction (``overlay_rule``).
     """
     spec = SweepSpec(models=list(models), items=items, conditions=dict(conditions), methods=methods, **spec_kw)
     out = Path(out_dir) if out_dir is not None else paths.shards_dir()
