@@ -79,7 +79,8 @@ class SweepSpec:
     probe sweep (one scoring method). ``overlay_rule``: ``"not_base"`` (default,
     seed 002 App. A.6) scores each item of an overlay perturbation only at the
     letters other than its clean prediction that exist among its K options, at
-    most three; ``"all"`` scores every listed level.
+    most three; ``"all"`` scores every listed level. ``corrupt_id`` names a
+    corruption function other than ``corrupt.apply`` (it enters the keys).
     """
 
     models: Sequence[str]
@@ -100,6 +101,7 @@ class SweepSpec:
     torch_threads: int | None = None
     probes: Any = None
     overlay_rule: str = "not_base"
+    corrupt_id: str | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the bad field and what is allowed."""
@@ -219,6 +221,8 @@ def plan(spec: SweepSpec, param_fn: Any = None) -> list[Shard]:
             }
             if kind == "probes":
                 fields.update(kind=kind, probes=spec.probes.fields())
+            if spec.corrupt_id is not None and name != "clean":
+                fields["corrupt"] = spec.corrupt_id
             version = _impl_version(name) if name != "clean" else None
             if version is not None:
                 fields["version"] = version
