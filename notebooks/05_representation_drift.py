@@ -81,6 +81,8 @@ photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussi
 photometric_level: int = 1  # severity of the photometric check (1 is the mildest)
 ladder: list = []  # models of a size ladder for the scale section; empty: the zoo's role ladder
 batch_size: int = 8  # items per forward pass
+device: str = "cpu"  # torch device of the models (cpu, cuda, cuda:1, mps)
+dtype: str = ""  # model dtype (float32, float16, bfloat16); empty: the checkpoint's own
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
 executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster)
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
@@ -122,6 +124,8 @@ photometric = params.check_list("photometric", photometric, str, choices=corrupt
 photometric_level = params.check("photometric_level", photometric_level, int, lo=1, hi=5)
 LADDER = sweep.resolve_models(ladder, param="ladder") if ladder else vlm_models.zoo.names("ladder")
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+device = params.check("device", device, str)
+dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bfloat16"])
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
 executor = params.check("executor", executor, str, choices=["local", "dask"])
 dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
@@ -131,7 +135,9 @@ METHODS = None if method == "default" else [method]
 SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, open_template=open_template, free_template=free_template,
                         grid_layer=grid_layer, n_control=n_control)
 SWEEP = dict(template=template, seed=seed, batch_size=batch_size, torch_threads=torch_threads, executor=executor,
-             dask_workers=dask_workers if executor == "dask" else 0, progress=progress)
+             dask_workers=dask_workers if executor == "dask" else 0, progress=progress, device=device,
+             dtype=dtype or None)
+LOAD = dict(device=device, dtype=dtype or None)
 NATURAL = corrupt.manifest("natural")
 GT = {k: tuple(v) for k, v in gt_changing.items()}
 repro.seed_everything(seed)
@@ -175,7 +181,7 @@ def model_method(name: str) -> str:
 # %%
 items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
                           max_items=max_items)
-first = vlm_models.load(MODELS[0])
+first = vlm_models.load(MODELS[0], **LOAD)
 print(f"{len(items)} items in {items.task.nunique()} families; {len(NATURAL)} perturbations; models {MODELS}")
 r0 = items.iloc[0]
 for name, tpl in [("ctx_mcq / ans_mcq", template), ("ctx_open / ans_open", probes.PROBE_TEMPLATES[open_template]),
@@ -339,9 +345,9 @@ for ax, m in zip(axes[0], MODELS, strict=True):
                     color=figures.PALETTE[i % len(figures.PALETTE)])
     n_layers = int(g.layer.max()) if len(g) else 0
     ax.set_xticks(list(range(n_layers + 1)) + [n_layers + 1], [str(k) for k in range(n_layers + 1)] + ["final"])
-    ax.set(title=m, xlabel="layer (pre-norm residual stream; final = post-norm)",
-           ylabel="drift / control (cosine)")
+    ax.set(title=m, ylabel="drift / control (cosine)")
 axes[0, -1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+fig.supxlabel("layer: 0 = decoder input, 1..L = pre-norm residual stream; final = post-norm (squares)", fontsize=8)
 fig.tight_layout()
 figures.save(fig, NB_ID, "layer-drift-curves")
 plt.show()
@@ -483,8 +489,11 @@ for i, m in enumerate(MODELS):
         style = dict(color=figures.PALETTE[j], ls=["-", "--", ":"][i % 3], marker="o", ms=3)
         axes[0].plot(g.param, g.flip_rate, label=f"{band} · {m}", **style)
         axes[1].plot(g.param, g.signed_margin, **style)
+EPS_TICKS = (list(frequency.NOISE_EPS), [f"{e:g}" for e in frequency.NOISE_EPS])
 for ax, yl in zip(axes, ["mean flip rate", "mean signed margin of the base option"], strict=True):
     ax.set(xscale="log", xlabel="noise std ε (fraction of full scale)", ylabel=yl)
+    ax.set_xticks(*EPS_TICKS)
+    ax.minorticks_off()
 axes[0].legend(fontsize=6)
 axes[0].set_title("Fig. 17 — flip rate by band")
 fig.tight_layout()
@@ -502,9 +511,13 @@ for row, iid in zip(axes, samples.item_id, strict=True):
         g = per_sample[(per_sample.item_id == iid) & (per_sample.perturbation == f"noise_{band}")]
         row[0].plot(g.param, g.flip_rate, "-o", ms=3, color=figures.PALETTE[j], label=band)
         row[1].plot(g.param, g.signed_margin, "-o", ms=3, color=figures.PALETTE[j])
-    row[0].set(xscale="log", ylabel="flip rate", title=f"{MODELS[0]} · {iid}", ylim=(-0.05, 1.05))
-    row[1].set(xscale="log", ylabel="signed margin")
+    row[0].set(xscale="log", ylabel=f"flip rate ({noise_draws} draws)", title=f"{MODELS[0]} · {iid}",
+               ylim=(-0.05, 1.05))
+    row[1].set(xscale="log", ylabel="mean signed margin")
     row[1].axhline(0, color="k", lw=0.8)
+    for ax in row:
+        ax.set_xticks(*EPS_TICKS)
+        ax.minorticks_off()
 for ax in axes[-1]:
     ax.set_xlabel("noise std ε")
 axes[0, 0].legend(fontsize=7)
@@ -603,11 +616,17 @@ pitems = items.groupby("task", group_keys=False).head(math.ceil(pgd_items / item
 pitems = pitems.head(pgd_items).reset_index(drop=True)
 pimgs = [data.load_image(r) for r in pitems.image_ref]
 clean_p = pred[(pred.perturbation == "clean") & pred.item_id.isin(pitems.item_id)]
-adv_preds, deltas = {}, {}
+adv_preds, deltas, attacked = {}, {}, []
 for m in MODELS:
-    lm = vlm_models.load(m)
+    lm = vlm_models.load(m, **LOAD)
     meth = model_method(m)
     base = clean_p[clean_p.model == m].set_index("item_id").loc[pitems.item_id, "pred_idx"].tolist()
+    try:
+        attack.pixel_path(lm, pimgs[0])
+    except NotImplementedError as exc:
+        print(f"PGD not run for {m}: {exc}")
+        continue
+    attacked.append(m)
     for mode in attack.MODES:
         out = attack.pgd(lm, pitems, pimgs, base, mode=mode, method=meth, template=template, batch_size=batch_size,
                          progress=progress)
@@ -616,22 +635,23 @@ for m in MODELS:
         adv_preds.setdefault(mode, []).append(adv.assign(in_band=out["in_band"]))
         deltas.setdefault(mode, []).extend(out["delta"])
 adv_preds = {k: pd.concat(v, ignore_index=True) for k, v in adv_preds.items()}
-t29 = attack.pgd_table(clean_p, adv_preds)
+t29 = attack.pgd_table(clean_p, adv_preds) if adv_preds else pd.DataFrame()
 print(f"Table 29 — eps = {attack.EPS:.5f} (8/255), alpha = {attack.ALPHA:.5f} (2/255), {attack.STEPS} steps, "
       f"{len(pitems)} items")
 display(t29.round(4))
 fig, axes = plt.subplots(1, 4, figsize=(10.5, 2.6))
-for j, mode in enumerate(attack.MODES):
+for j, mode in enumerate([md for md in attack.MODES if md in deltas]):
     prof = np.nanmean([frequency.radial_profile(d)[1] for d in deltas[mode]], axis=0)
     centres = frequency.radial_profile(deltas[mode][0])[0]
     axes[0].plot(centres, prof, "-o", ms=3, color=figures.PALETTE[j], label=f"{mode} PGD")
     axes[j + 1].imshow(0.5 + deltas[mode][0] / (2 * attack.EPS))
-    figures.image_axes(axes[j + 1], f"{mode} PGD: δ of {pitems.item_id[0]} (×{1 / (2 * attack.EPS):.0f})")
+    figures.image_axes(axes[j + 1], f"{mode} PGD: δ (grey = 0, full range = ±ε)")
 axes[0].axvspan(0, 0.25, color="0.9", zorder=0)
 axes[0].axvspan(0.5, np.sqrt(2), color="0.95", zorder=0)
 axes[0].set(yscale="log", xlabel="radial frequency ρ (shaded: low and high bands)", ylabel="mean power of δ",
             title="Fig. 20 — radial energy")
 axes[0].legend(fontsize=7)
+fig.suptitle(f"δ of {pitems.item_id[0]}, {attacked[0] if attacked else 'no model'}", x=0.62, fontsize=8)
 fig.tight_layout()
 figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
 plt.show()
@@ -665,7 +685,7 @@ def size_of(name: str) -> float:
         meta = vlm_models.zoo.meta(name)
         if meta.get("lm_parameters"):
             return float(meta["lm_parameters"])
-    return float(sum(p.numel() for p in vlm_models.load(name).model.parameters()))
+    return float(sum(p.numel() for p in vlm_models.load(name, **LOAD).model.parameters()))
 
 
 scale_models = LADDER if len(LADDER) >= 2 else MODELS
@@ -673,6 +693,8 @@ if len(LADDER) < 2:
     print(f"Missing: the zoo holds {len(LADDER)} organism(s) of role 'ladder' (a size ladder is being trained); "
           f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) stays undecided.")
     scale_pred, scale_pairs = pred, pairs
+elif set(LADDER) <= set(MODELS):  # the probe sweep already scored them
+    scale_pred, scale_pairs = pred[pred.model.isin(LADDER)], pairs[pairs.model.isin(LADDER)]
 else:
     scale_pred = sweep.predictions(scale_models, items, NATURAL, methods=METHODS, **SWEEP).table
     scale_pairs = instability.split_ground_truth(instability.flip_pairs(scale_pred), GT)[0]

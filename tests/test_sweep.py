@@ -321,8 +321,15 @@ def test_probe_shards_hold_states_distances_floor_and_control(probe_run):
     assert list(p.columns) == list(pshard.PROBE_COLUMNS)
     n, regimes = len(ITEMS), len(pshard.ALL_REGIMES)
     counts = p.groupby(["perturbation", "kind"]).size().to_dict()
+    assert counts.pop(("clean", "control")) <= 4 * (regimes - 1)
     assert counts == {("clean", "state"): n * regimes, ("clean", "floor"): n * regimes,
-                      ("clean", "control"): 4 * (regimes - 1), ("noise", "drift"): 2 * n * regimes}
+                      ("noise", "drift"): 2 * n * regimes}
+    ctrl = p[p.kind == "control"]
+    assert np.isfinite(ctrl.cos).all() and (ctrl.item_id != ctrl.other_id).all()
+    for regime, g in ctrl.groupby("regime"):
+        st = p[(p.kind == "state") & (p.regime == regime)]
+        valid = int(st.state.map(lambda v: np.isfinite(v).all()).sum())
+        assert len(g) == min(4, valid * (valid - 1) // 2), regime
     state = p[(p.kind == "state") & (p.regime == "ctx_mcq")].iloc[0]
     layers = len(state.state_layers) // len(state.state)
     drift = p[(p.kind == "drift") & (p.regime != "vision_grid")]

@@ -16,7 +16,9 @@ items x conditions x hidden size:
   the first pass - the noise floor;
 * ``kind = "control"`` (clean shard): distances between the clean states of
   ``n_control`` random pairs of distinct items (``other_id`` the partner) -
-  the control distribution of seed 002 App. A.9.
+  the control distribution of seed 002 App. A.9. The pairs of each regime are
+  drawn among the items that have a state in it (a free answer can be empty),
+  so every control distance is finite.
 
 The ``vision_grid`` rows carry the Dirichlet energy of the grid per layer
 (``energy_layers``, L + 2 values) and at ``grid_layer`` (``energy``), and for
@@ -36,10 +38,12 @@ import pandas as pd
 from .. import repro
 from .regimes import REGIMES, VISION_PROBES, ProbeSpec, probe_condition
 
-__all__ = ["PROBE_COLUMNS", "KINDS", "ALL_REGIMES", "control_pairs", "state_rows", "distance_rows",
+__all__ = ["PROBE_COLUMNS", "KINDS", "ALL_REGIMES", "SHARD_VERSION", "control_pairs", "state_rows", "distance_rows",
            "control_rows", "clean_states", "score_condition"]
 
 ALL_REGIMES = REGIMES + VISION_PROBES
+#: Enters the probe shards' keys; bumped when what a probe shard holds changes meaning.
+SHARD_VERSION = 1
 KINDS = ("state", "drift", "floor", "control")
 PROBE_COLUMNS = (
     "model", "item_id", "task", "category", "perturbation", "level", "param", "method", "template", "seed",
@@ -137,12 +141,11 @@ def control_pairs(item_ids: list[str], image_refs: list[str], n: int, *keys: Any
     return np.stack([iu[np.sort(pick)], ju[np.sort(pick)]], axis=1)
 
 
-def control_rows(meta: dict, recs: list[dict], clean: dict, pairs: np.ndarray) -> list[dict]:
-    """``control`` rows: distances between the clean states of unrelated items, every vector regime."""
+def control_rows(meta: dict, recs: list[dict], clean: dict, pairs: np.ndarray,
+                 regimes: tuple[str, ...] = REGIMES + ("vision_mean",)) -> list[dict]:
+    """``control`` rows: distances between the clean states of unrelated items (``pairs`` of record indices)."""
     rows = []
-    for regime in ALL_REGIMES:
-        if regime == "vision_grid":
-            continue
+    for regime in regimes:
         for i, j in pairs:
             a = clean[(str(recs[i]["item_id"]), regime)]["state"]
             b = clean[(str(recs[j]["item_id"]), regime)]["state"]
@@ -177,9 +180,12 @@ def score_condition(lm: Any, items: pd.DataFrame, images: list, *, spec: ProbeSp
     if spec.noise_floor:
         _, again = probe_condition(lm, items, images, batch_size=spec.floor_batch_size, **kw)
         extra += distance_rows(meta, recs, again, own, "floor", spec.grid_layer)
-    pairs = control_pairs([str(r["item_id"]) for r in recs], [str(r.get("image_ref", r["item_id"])) for r in recs],
-                          spec.n_control, *seed_keys)
-    extra += control_rows(meta, recs, own, pairs)
+    ids = [str(r["item_id"]) for r in recs]
+    refs = [str(r.get("image_ref", r["item_id"])) for r in recs]
+    for regime in REGIMES + ("vision_mean",):
+        ok = np.array([i for i, iid in enumerate(ids) if np.isfinite(own[(iid, regime)]["state"]).all()], dtype=int)
+        pairs = control_pairs([ids[i] for i in ok], [refs[i] for i in ok], spec.n_control, *seed_keys, regime)
+        extra += control_rows(meta, recs, own, ok[pairs] if len(pairs) else pairs, (regime,))
     if extra:
         table = pd.concat([table, pd.DataFrame(extra, columns=list(PROBE_COLUMNS))], ignore_index=True)
     return pred, table, own

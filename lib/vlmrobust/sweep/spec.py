@@ -220,7 +220,9 @@ def plan(spec: SweepSpec, param_fn: Any = None) -> list[Shard]:
                 "seed": spec.seed, "backend": spec.backend,
             }
             if kind == "probes":
-                fields.update(kind=kind, probes=spec.probes.fields())
+                from ..probes.shard import SHARD_VERSION
+
+                fields.update(kind=kind, probes=spec.probes.fields(), probe_shard=SHARD_VERSION)
             if spec.corrupt_id is not None and name != "clean":
                 fields["corrupt"] = spec.corrupt_id
             version = _impl_version(name) if name != "clean" else None
