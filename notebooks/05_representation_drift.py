@@ -325,7 +325,8 @@ plt.show()
 # The paper reads only the last layer. Below, the mean cosine drift of each layer of the pre-norm residual
 # stream (0 = the decoder's input, where the projected vision tokens enter) as a fraction of the mean control
 # distance at the same layer, pooled over the union's perturbations, and the final post-norm value at the
-# right. The **noise floor** is the distance between two computations of the same clean input in different
+# right. At layer 0 the last context token is the same token embedding for every item (both distances are 0),
+# so the two context curves start at layer 1. The **noise floor** is the distance between two computations of the same clean input in different
 # batch compositions (the clean condition scored again with batch size 1): floating-point noise, which must be
 # far below the smallest drift reported.
 
