@@ -154,3 +154,18 @@ def test_a_failed_shard_stops_with_its_error_and_keeps_the_others(out_roots, tin
     assert len(partial.failed) == 2 and partial.table.empty
     good = sweep.predictions([model], tiny_items, {"gaussian_noise": [1]}, seed=0, progress=False)
     assert set(good.shards.status) == {"done"} and len(good.table) == 2 * len(tiny_items)
+
+
+def test_a_probe_sweep_through_the_hand_off_shares_the_cache(out_roots, tiny_items):
+    from vlmrobust import probes
+
+    model = zoo.names("evaluated")[0]
+    spec = probes.ProbeSpec(max_new_tokens=2, n_control=1)
+    res = sweep.predictions([model], tiny_items, {"translate": [1]}, seed=0, progress=False, probes=spec)
+    assert set(res.shards.status) == {"done"} and list(res.table.columns) == list(schema.PRED_COLUMNS)
+    assert set(res.probes.kind) == {"state", "floor", "control", "drift"}
+    again = sweep.predictions([model], tiny_items, {"translate": [1]}, seed=0, progress=False, probes=spec)
+    assert set(again.shards.status) == {"cached"}
+    plain = sweep.predictions([model], tiny_items, {"translate": [1]}, seed=0, progress=False)
+    assert set(plain.shards.status) == {"done"} and plain.probes is None  # prediction shards are a kind of their own
+    assert (plain.table.pred_idx.to_numpy() == res.table.pred_idx.to_numpy()).all()

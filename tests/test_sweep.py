@@ -264,3 +264,120 @@ def test_sweep_with_the_real_corruptions_and_synthetic_items(model_dirs, tmp_pat
     assert np.allclose(fog.param, corrupt.info("fog_physical").param(8))
     assert np.allclose(t[t.perturbation == "gaussian_noise"].param.sort_values().to_numpy(),
                        sorted([corrupt.info("gaussian_noise").param(1), corrupt.info("gaussian_noise").param(5)] * 2))
+
+
+def test_overlays_show_only_letters_other_than_the_clean_prediction(model_dirs, tmp_path):
+    from vlmrobust import corrupt
+
+    spec = _spec(model_dirs, conditions={"text_overlay": [1, 2, 3, 4, 5]})
+    res = sweep.run_sweep(spec, tmp_path, progress=False, **INJECT)
+    t = res.table
+    base = t[t.perturbation == "clean"].set_index(["model", "item_id"]).pred_idx
+    over = t[t.perturbation == "text_overlay"]
+    for (model, item), g in over.groupby(["model", "item_id"]):
+        k = int(g.K.iloc[0])
+        want = corrupt.overlay_levels(int(base[(model, item)]), k)
+        assert sorted(g.level) == want and len(g) <= 3 and (g.level <= k).all()
+        assert base[(model, item)] + 1 not in set(g.level)
+    shards = {s.perturbation: s for s in sweep.plan(spec, twins.fake_param)}
+    assert shards["text_overlay"].clean == shards["clean"].filename
+    every = {s.perturbation: s for s in sweep.plan(_spec(model_dirs, conditions={"text_overlay": [1, 2, 3, 4, 5]},
+                                                          overlay_rule="all"), twins.fake_param)}
+    assert every["text_overlay"].clean is None and every["text_overlay"].key != shards["text_overlay"].key
+    assert every["clean"].key == shards["clean"].key
+    with pytest.raises(ValueError, match="overlay_rule"):
+        sweep.plan(_spec(model_dirs, overlay_rule="some"))
+    with pytest.raises(ValueError, match="needs the clean shard"):
+        sweep.plan(_spec(model_dirs, conditions={"box_overlay": [1]}, include_clean=False))
+
+
+def test_the_natural_manifest_is_the_papers_set():
+    from vlmrobust import corrupt
+
+    m = corrupt.manifest("natural")
+    assert m["translate"] == m["pad_crop"] == list(range(1, 9))
+    assert [corrupt.info("scale").param(lv) for lv in m["scale"]] == [0.9]
+    assert [corrupt.info("scale_pad").param(lv) for lv in m["scale_pad"]] == [0.9, 0.75]
+    assert [corrupt.info("rotate").param(lv) for lv in m["rotate"]] == [-30.0, 30.0]
+    assert {k: v for k, v in m.items() if corrupt.info(k).family == "overlay"} == {
+        "text_overlay": [1, 2, 3, 4, 5], "random_text": [1, 2, 3, 4, 5], "box_overlay": [1, 2, 3, 4, 5]}
+    assert corrupt.manifest("natural_extra") == {"scale": [2, 3], "scale_pad": [3]}
+
+
+@pytest.fixture(scope="module")
+def probe_run(model_dirs, tmp_path_factory):
+    from vlmrobust import probes
+
+    out = tmp_path_factory.mktemp("probes")
+    spec = _spec(model_dirs[:1], conditions={"noise": [1, 2]}, probes=probes.ProbeSpec(max_new_tokens=2, n_control=4))
+    return spec, sweep.run_sweep(spec, out, progress=False, **INJECT)
+
+
+def test_probe_shards_hold_states_distances_floor_and_control(probe_run):
+    from vlmrobust.probes import shard as pshard
+
+    spec, res = probe_run
+    p = res.probes
+    assert list(p.columns) == list(pshard.PROBE_COLUMNS)
+    n, regimes = len(ITEMS), len(pshard.ALL_REGIMES)
+    counts = p.groupby(["perturbation", "kind"]).size().to_dict()
+    assert counts.pop(("clean", "control")) <= 4 * (regimes - 1)
+    assert counts == {("clean", "state"): n * regimes, ("clean", "floor"): n * regimes,
+                      ("noise", "drift"): 2 * n * regimes}
+    ctrl = p[p.kind == "control"]
+    assert np.isfinite(ctrl.cos).all() and (ctrl.item_id != ctrl.other_id).all()
+    for regime, g in ctrl.groupby("regime"):
+        st = p[(p.kind == "state") & (p.regime == regime)]
+        valid = int(st.state.map(lambda v: np.isfinite(v).all()).sum())
+        assert len(g) == min(4, valid * (valid - 1) // 2), regime
+    state = p[(p.kind == "state") & (p.regime == "ctx_mcq")].iloc[0]
+    layers = len(state.state_layers) // len(state.state)
+    drift = p[(p.kind == "drift") & (p.regime != "vision_grid")]
+    assert all(len(c) == layers for c in drift.cos_layers) and drift.cos.between(-1e-6, 2).all()
+    assert (drift.l2 > 0).all()  # the fake noise moves every state
+    floor = p[(p.kind == "floor") & (p.regime != "vision_grid")]
+    assert floor.l2.max() < 1e-3 * drift.l2.min()  # the noise floor: another batch composition, same states
+    grid = p[(p.kind == "drift") & (p.regime == "vision_grid")]
+    assert np.isfinite(grid.d_energy).all()
+    # the predictions from the same forwards are the sweep's table
+    t = res.table
+    assert set(t.perturbation) == {"clean", "noise"} and len(t) == 3 * n
+    mcq = p[(p.kind.isin(["state", "drift"])) & (p.regime == "ctx_mcq")].set_index(["item_id", "perturbation",
+                                                                                       "level"]).pred_idx
+    assert (t.set_index(["item_id", "perturbation", "level"]).pred_idx.loc[mcq.index] == mcq).all()
+
+
+def test_probe_shards_resume_and_have_their_own_keys(model_dirs, probe_run, monkeypatch):
+    spec, res = probe_run
+    calls = []
+    monkeypatch.setattr(sweep_run, "_load_model", lambda *a: calls.append(a))
+    again = sweep.run_sweep(spec, res.out_dir, progress=False, **INJECT)
+    assert calls == [] and set(again.shards.status) == {"cached"}
+    pd.testing.assert_frame_equal(again.probes, res.probes)
+    plain = {s.perturbation: s for s in sweep.plan(_spec(model_dirs[:1], conditions={"noise": [1, 2]}),
+                                                   twins.fake_param)}
+    probe = {s.perturbation: s for s in sweep.plan(spec, twins.fake_param)}
+    assert all(plain[k].key != probe[k].key and "probes" in probe[k].filename for k in plain)
+    assert probe["noise"].clean == probe["clean"].filename
+    from vlmrobust import probes
+
+    other = sweep.plan(_spec(model_dirs[:1], conditions={"noise": [1, 2]},
+                             probes=probes.ProbeSpec(max_new_tokens=3, n_control=4)), twins.fake_param)
+    assert {s.key for s in other}.isdisjoint({s.key for s in probe.values()})
+    with pytest.raises(ValueError, match="one method"):
+        sweep.plan(_spec(model_dirs[:1], methods=["letter", "loglik"], probes=probes.ProbeSpec()))
+
+
+def test_probe_sweep_on_dask_gives_the_same_rows(probe_run, tmp_path):
+    from dask.distributed import Client, LocalCluster
+
+    spec, res = probe_run
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, worker_dashboard_address=None) as cluster, Client(cluster) as client:
+        client.run(lambda p: sys.path.insert(0, p) if p not in sys.path else None, str(TESTS))
+        got = sweep.run_sweep(spec, tmp_path, executor="dask", client=client, progress=False, **INJECT)
+    assert list(got.shards.status) == ["done"] * 2
+    cols = ["item_id", "perturbation", "level", "regime", "kind", "cos", "l2"]
+    pd.testing.assert_frame_equal(got.probes[got.probes.kind == "drift"][cols].reset_index(drop=True),
+                                  res.probes[res.probes.kind == "drift"][cols].reset_index(drop=True),
+                                  atol=1e-6, rtol=1e-5)

@@ -18,6 +18,7 @@ from ..schema import LETTERS
 from ._core import (
     OptionScores,
     ScoringError,
+    argmax_low,
     forward,
     last_logits,
     margin_of,
@@ -44,31 +45,55 @@ def _batches(lm: Any, prompts: Sequence[str], batch_size: int) -> list[list[int]
     return [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
 
 
-def _last_position(lm, item_ids, prompts, images, batch_size) -> list[np.ndarray]:
-    """Log-softmax-free last-position logits for every prompt: batched, left-padded, length-sorted."""
+def _last_position(lm, item_ids, prompts, images, batch_size, choose=None, grid_layer=None):
+    """Log-softmax-free last-position logits for every prompt: batched, left-padded, length-sorted.
+
+    With ``choose`` (``choose(i, logits_row) -> answer token ids`` for prompt ``i``)
+    the hidden states are read off the same forwards (:func:`vlmrobust.probes.capture.probed_prompt`)
+    and ``(rows, states)`` is returned.
+    """
     out: list[np.ndarray | None] = [None] * len(prompts)
-    for idx in _batches(lm, prompts, batch_size):
-        ids = [item_ids[i] for i in idx]
-        try:
-            inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
-        except ScoringError:
-            raise
-        except Exception as exc:  # processor failure: find the item by processing one by one
-            for i in idx:
-                try:
-                    model_inputs(lm, [prompts[i]], [images[i]])
-                except Exception as exc1:
-                    raise ScoringError(item_ids[i], f"processor failed: {exc1}") from exc1
-            raise ScoringError(ids[0], f"processor failed on the batch: {exc}") from exc
-        logits, _ = forward(lm, inputs, logits_to_keep=1)
-        arr = last_logits(logits, ids)
-        for j, i in enumerate(idx):
-            out[i] = arr[j]
-    return out  # type: ignore[return-value]
+    states: list[dict | None] = [None] * len(prompts)
+    rec = None
+    if choose is not None:
+        from ..probes.capture import Recorder
+
+        rec = Recorder(lm).__enter__()
+    try:
+        for idx in _batches(lm, prompts, batch_size):
+            ids = [item_ids[i] for i in idx]
+            try:
+                inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
+            except ScoringError:
+                raise
+            except Exception as exc:  # processor failure: find the item by processing one by one
+                for i in idx:
+                    try:
+                        model_inputs(lm, [prompts[i]], [images[i]])
+                    except Exception as exc1:
+                        raise ScoringError(item_ids[i], f"processor failed: {exc1}") from exc1
+                raise ScoringError(ids[0], f"processor failed on the batch: {exc}") from exc
+            if rec is None:
+                logits, _ = forward(lm, inputs, logits_to_keep=1)
+                arr = last_logits(logits, ids)
+            else:
+                from ..probes.capture import probed_prompt
+
+                arr, st = probed_prompt(lm, rec, inputs, ids, lambda j, row, idx=idx: choose(idx[j], row),
+                                        keep_grid=grid_layer)
+                for j, i in enumerate(idx):
+                    states[i] = st[j]
+            for j, i in enumerate(idx):
+                out[i] = arr[j]
+    finally:
+        if rec is not None:
+            rec.__exit__(None, None, None)
+    return out if choose is None else (out, states)  # type: ignore[return-value]
 
 
 def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
-                  images: Sequence[Any], *, batch_size: int = 8) -> list[OptionScores]:
+                  images: Sequence[Any], *, batch_size: int = 8, hidden: bool = False,
+                  grid_layer: int | None = None) -> list[OptionScores]:
     """Letter-logit scoring (seed 000 §V-A): one forward, logits of the K letters at the answer position.
 
     Batched with left padding over length-sorted batches; the LM head runs on the
@@ -76,18 +101,37 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     the margin is in logit units; ``extra["token_probs"]`` holds each letter's
     probability over the whole vocabulary (seed 003's token-probability confidence). Raises :class:`~vlmrobust.models.LetterTokenError`
     when a letter is not one token.
+
+    ``hidden=True`` (opt-in; plain scoring is unchanged) also reads the hidden
+    states off the same forward and puts them in ``extra["hidden"]``: the last
+    prompt token, the vision-token mean and grid energy, and the chosen letter
+    teacher-forced through one cached continuation (:mod:`vlmrobust.probes`);
+    ``grid_layer`` keeps that layer's vision-token grid too.
     """
-    rows = _last_position(lm, item_ids, prompts, images, batch_size)
-    out = []
     memo: dict[tuple[str, int], list[int]] = {}  # letters depend on the prompt's end only
-    for prompt, opts, row in zip(prompts, options, rows, strict=True):
-        key = (prompt[-64:], len(opts))
+
+    def letters(prompt: str, k: int) -> list[int]:
+        key = (prompt[-64:], k)
         if key not in memo:
-            memo[key] = letter_token_ids(lm.tokenizer, prompt, len(opts))
-        ids = memo[key]
+            memo[key] = letter_token_ids(lm.tokenizer, prompt, k)
+        return memo[key]
+
+    states = None
+    if hidden:
+        def choose(i: int, row: np.ndarray) -> list[int]:
+            ids = letters(prompts[i], len(options[i]))
+            return [ids[argmax_low(row[ids])]]
+
+        rows, states = _last_position(lm, item_ids, prompts, images, batch_size, choose, grid_layer)
+    else:
+        rows = _last_position(lm, item_ids, prompts, images, batch_size)
+    out = []
+    for n, (prompt, opts, row) in enumerate(zip(prompts, options, rows, strict=True)):
+        ids = letters(prompt, len(opts))
         z = row[ids]
         vocab = np.exp(next_token_logprobs(row)[ids])  # each letter's probability over the whole vocabulary
-        out.append(OptionScores(probs=softmax(z), scores=z, margin=margin_of(z), extra={"token_probs": vocab}))
+        extra = {"token_probs": vocab} if states is None else {"token_probs": vocab, "hidden": states[n]}
+        out.append(OptionScores(probs=softmax(z), scores=z, margin=margin_of(z), extra=extra))
     return out
 
 
@@ -112,7 +156,8 @@ def _loglik_result(sums: np.ndarray, lengths: np.ndarray) -> tuple[OptionScores,
 
 
 def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
-                  images: Sequence[Any], *, batch_size: int = 8) -> tuple[list[OptionScores], list[OptionScores]]:
+                  images: Sequence[Any], *, batch_size: int = 8, hidden: bool = False,
+                  grid_layer: int | None = None) -> tuple[list[OptionScores], list[OptionScores]]:
     """Option log-likelihood (seed 002 §3.1): ``s(o|x) = log P(o | x, p(q, A))`` and its length-normalised form.
 
     Returns ``(loglik, loglik_norm)``: the summed log-probability of each option's
@@ -125,6 +170,12 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     batched forward. When every option of every item is a single token, the
     prompt forward alone gives all scores, and prompts are batched (left
     padding, last-position logits only).
+
+    ``hidden=True`` (opt-in) puts the hidden states of the same forwards in
+    ``extra["hidden"]`` of both results: the last prompt token, the vision-token
+    mean and grid energy, and the mean over the tokens of the option of highest
+    summed log-likelihood, teacher-forced (the continuations feed every option
+    token; single-token options get one cached continuation).
     """
     conts = [_option_tokens(lm, iid, p, o) for iid, p, o in zip(item_ids, prompts, options, strict=True)]
     out_sum: list[OptionScores | None] = [None] * len(prompts)
@@ -132,40 +183,82 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     single = [i for i, c in enumerate(conts) if all(len(t) == 1 for t in c)]
     multi = [i for i, c in enumerate(conts) if i not in set(single)]
     if single:
-        rows = _last_position(lm, [item_ids[i] for i in single], [prompts[i] for i in single],
-                              [images[i] for i in single], batch_size)
-        for i, row in zip(single, rows, strict=True):
+        sub = [item_ids[i] for i in single], [prompts[i] for i in single], [images[i] for i in single]
+        states = None
+        if hidden:
+            def choose(n: int, row: np.ndarray) -> list[int]:
+                toks = [t[0] for t in conts[single[n]]]
+                return [toks[argmax_low(next_token_logprobs(row)[toks])]]
+
+            rows, states = _last_position(lm, *sub, batch_size, choose, grid_layer)
+        else:
+            rows = _last_position(lm, *sub, batch_size)
+        for n, (i, row) in enumerate(zip(single, rows, strict=True)):
             lp = next_token_logprobs(row)
             sums = np.array([lp[t[0]] for t in conts[i]])
             out_sum[i], out_norm[i] = _loglik_result(sums, np.ones(len(sums)))
-    for i in multi:
-        out_sum[i], out_norm[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i])
+            if states is not None:
+                out_sum[i].extra["hidden"] = out_norm[i].extra["hidden"] = states[n]
+    if multi and hidden:
+        from ..probes.capture import Recorder
+
+        with Recorder(lm) as rec:
+            for i in multi:
+                out_sum[i], out_norm[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i],
+                                                                rec=rec, grid_layer=grid_layer)
+    else:
+        for i in multi:
+            out_sum[i], out_norm[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i])
     return out_sum, out_norm  # type: ignore[return-value]
 
 
-def _loglik_shared_prefix(lm, item_id, prompt, image, conts) -> tuple[OptionScores, OptionScores]:
+def _loglik_shared_prefix(lm, item_id, prompt, image, conts, rec=None, grid_layer=None
+                          ) -> tuple[OptionScores, OptionScores]:
     import torch
 
     inputs = model_inputs(lm, [prompt], [image])
-    logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
+    if rec is None:
+        logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
+    else:
+        from ..probes.capture import prompt_states, prompt_summary
+
+        logits, cache, outs = prompt_states(lm, rec, inputs, keep_grid=grid_layer)
     lp0 = next_token_logprobs(last_logits(logits, [item_id])[0])
     k = len(conts)
     lengths = np.array([len(t) for t in conts], dtype=np.float64)
     sums = np.array([lp0[t[0]] for t in conts])
     longest = max(len(t) for t in conts)
-    if longest > 1:
+    # with probes every option token is fed (its state is read); otherwise the last one need not be
+    width = longest if rec is not None else longest - 1
+    if width > 0:
         pad = lm.tokenizer.pad_token_id or 0
-        feed = torch.full((k, longest - 1), pad, dtype=torch.long)
+        feed = torch.full((k, width), pad, dtype=torch.long)
         for j, t in enumerate(conts):
-            feed[j, : len(t) - 1] = torch.tensor(t[:-1])
+            seq = t if rec is not None else t[:-1]
+            feed[j, : len(seq)] = torch.tensor(seq)
         cache.batch_repeat_interleave(k)
-        logits2, _ = forward(lm, {"input_ids": feed.to(lm.device)}, cache=cache)
+        if rec is None:
+            logits2, _ = forward(lm, {"input_ids": feed.to(lm.device)}, cache=cache)
+        else:
+            from ..probes.capture import answer_states
+
+            (logits2, _), outs2 = answer_states(rec, lambda: forward(lm, {"input_ids": feed.to(lm.device)},
+                                                                     cache=cache))
         lp = torch.log_softmax(logits2.double(), dim=-1).cpu().numpy()
-        if not np.isfinite(lp).all():
+        if not np.isfinite(lp[:, : max(longest - 1, 0)]).all():
             raise ScoringError(item_id, "non-finite (NaN or inf) logits in an option continuation")
         for j, t in enumerate(conts):
             sums[j] += sum(lp[j, pos - 1, t[pos]] for pos in range(1, len(t)))
-    return _loglik_result(sums, lengths)
+    res = _loglik_result(sums, lengths)
+    if rec is not None:
+        best = argmax_low(sums)
+        n_best = len(conts[best])
+        state = prompt_summary(outs, 0)
+        state["ans"] = np.stack([o[best, :n_best].mean(0) for o in outs2]).astype(np.float32)
+        state["n_tokens"] = n_best
+        for r in res:
+            r.extra["hidden"] = state
+    return res
 
 
 def loglik_full_forward(lm: Any, item_id: str, prompt: str, options: Sequence[str], image: Any) -> np.ndarray:

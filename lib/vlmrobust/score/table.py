@@ -39,7 +39,8 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
             methods: Sequence[str] | None = None, template: str = "vlmrobust", seed: int = 0,
             perturbation: str = "clean", level: int = 0, param: float = math.nan, batch_size: int = 8,
             n_samples: int = 20, temperature: float = 1.0, max_new_tokens: int = 8,
-            model_name: str | None = None) -> pd.DataFrame:
+            model_name: str | None = None, hidden: bool = False, grid_layer: int | None = None
+            ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, list[dict]]]:
     """Score every item with each method and return predictions rows (see the module docstring).
 
     ``images`` is a list parallel to ``items`` or a function of an item row.
@@ -47,6 +48,12 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
     text -> ``loglik``). Errors name the item (:class:`ScoringError`). Sampling
     draws from one ``torch.Generator`` per item seeded by
     ``repro.key_to_int(model_id, item_id, perturbation, level, seed, "sample")``.
+
+    ``hidden=True`` (opt-in, for ``letter``, ``loglik`` and ``loglik_norm``) also
+    returns the hidden states read off the scoring forwards:
+    ``(table, {method: [per-item dict]})`` with the keys of
+    :func:`vlmrobust.probes.capture.probed_prompt` (``ctx``, ``ans``,
+    ``vision_mean``, ``energy``, ...); the table is the same as without it.
     """
     if not isinstance(items, pd.DataFrame):
         raise TypeError(f"items must be a pandas DataFrame (item table), got {type(items).__name__}")
@@ -57,6 +64,8 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
         raise ValueError(f"methods must be a non-empty subset of {list(METHODS)}, got {methods!r}")
+    if hidden and any(m not in ("letter", "loglik", "loglik_norm") for m in methods):
+        raise ValueError(f"hidden=True reads states off the letter and log-likelihood forwards only; got {methods!r}")
     recs = items.to_dict("records")
     imgs = [images(r) for r in recs] if callable(images) else list(images)
     if len(imgs) != len(recs):
@@ -78,10 +87,12 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
     results: dict[str, list] = {}
     for m in methods:
         if m == "letter":
-            results[m] = letter_scores(lm, ids, plain, opts, imgs, batch_size=batch_size)
+            results[m] = letter_scores(lm, ids, plain, opts, imgs, batch_size=batch_size, hidden=hidden,
+                                       grid_layer=grid_layer)
         elif m in ("loglik", "loglik_norm") and m not in results:
             results["loglik"], results["loglik_norm"] = loglik_scores(lm, ids, plain, opts, imgs,
-                                                                      batch_size=batch_size)
+                                                                      batch_size=batch_size, hidden=hidden,
+                                                                      grid_layer=grid_layer)
         elif m == "sample":
             gens = [_generator(lm.model_id, i, perturbation, int(level), int(seed), "sample") for i in ids]
             results[m] = sample_scores(lm, ids, plain, opts, imgs, gens, n=n_samples, temperature=temperature,
@@ -106,4 +117,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
                 "unparsed_rate": float(res.unparsed_rate),
                 "logits": None if res.scores is None else np.asarray(res.scores, dtype=np.float64).tolist(),
             })
-    return pd.DataFrame(rows, columns=list(PRED_COLUMNS))
+    table = pd.DataFrame(rows, columns=list(PRED_COLUMNS))
+    if hidden:
+        return table, {m: [res.extra["hidden"] for res in results[m]] for m in methods}
+    return table

@@ -169,7 +169,8 @@ def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_siz
 def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[str, Sequence[int]], *,
                 methods: Sequence[str] | None = None, out_dir: str | os.PathLike | None = None,
                 executor: str = "local", client: Any = None, dask_workers: int = 0, progress: bool | None = None,
-                allow_failed: bool = False, **spec_kw: Any) -> SweepResult:
+                allow_failed: bool = False, corrupt_fn: Any = None, param_fn: Any = None,
+                **spec_kw: Any) -> SweepResult:
     """Score ``models`` on ``items`` clean and under ``conditions`` through the shared shard cache.
 
     ``conditions`` maps perturbation names to levels (``{}`` scores clean only);
@@ -179,7 +180,21 @@ def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[
     ``client``, or on a local cluster of ``dask_workers`` processes started (and
     stopped) here. Raises :class:`SweepFailed` when a shard fails, unless
     ``allow_failed`` (then ``result.failed`` lists them).
+
+    ``probes=ProbeSpec(...)`` (:class:`vlmrobust.probes.ProbeSpec`) makes it a
+    probe sweep: probe shards of their own keys hold, beside the predictions of
+    the same forwards (``result.table``), the hidden-state rows of
+    :mod:`vlmrobust.probes.shard` (``result.probes``). Overlay perturbations show
+    each item only the letters other than its clean prediction (``overlay_rule``).
+
+    ``corrupt_fn`` (with ``param_fn``) replaces ``corrupt.apply`` for conditions
+    that are not registered perturbations (e.g.
+    :func:`vlmrobust.corrupt.frequency.fine_ablation`); its module, name and
+    ``version`` attribute enter the shard keys.
     """
+    if corrupt_fn is not None:
+        spec_kw.setdefault("corrupt_id", f"{corrupt_fn.__module__}.{corrupt_fn.__qualname__}"
+                                         f"@{getattr(corrupt_fn, 'version', 0)}")
     spec = SweepSpec(models=list(models), items=items, conditions=dict(conditions), methods=methods, **spec_kw)
     out = Path(out_dir) if out_dir is not None else paths.shards_dir()
     cluster = None
@@ -190,7 +205,8 @@ def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[
                                dashboard_address=None)
         client = Client(cluster)
     try:
-        result = run_sweep(spec, out, executor=executor, client=client, progress=progress)
+        result = run_sweep(spec, out, executor=executor, client=client, progress=progress, corrupt_fn=corrupt_fn,
+                           param_fn=param_fn)
     finally:
         if cluster is not None:
             client.close()

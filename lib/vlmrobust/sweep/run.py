@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .spec import Shard, SweepSpec, plan
+from .spec import Shard, SweepSpec, overlay_family, plan
 
-__all__ = ["run_sweep", "run_shard", "read_table", "SweepResult", "default_corrupt", "default_image",
-           "default_depth", "default_param", "write_parquet_atomic"]
+__all__ = ["run_sweep", "run_shard", "read_table", "read_probes", "SweepResult", "default_corrupt", "default_image",
+           "default_depth", "default_param", "write_parquet_atomic", "level_items"]
 
 _MODEL_CACHE: dict[tuple, Any] = {}
 
@@ -83,6 +83,39 @@ def _named(fn: Callable, rec: dict, column: str) -> Any:
         raise ScoringError(str(rec["item_id"]), f"{column} {str(rec.get(column))[:48]!r}: {exc}") from exc
 
 
+def level_items(spec: SweepSpec, shard: Shard, base: dict[str, int] | None) -> dict[int, list[int]]:
+    """Item indices scored at each level of ``shard``: all, or for overlays under ``overlay_rule="not_base"``
+    the items whose letters other than their clean prediction (``base``: item id -> pred_idx) include the level."""
+    n = len(spec.items)
+    if base is None or not (spec.overlay_rule == "not_base" and overlay_family(shard.perturbation)):
+        return {lv: list(range(n)) for lv in shard.levels}
+    from ..corrupt import overlay_levels
+
+    allowed = [set(overlay_levels(int(base[str(r.item_id)]), len(r.options))) for r in spec.items.itertuples()]
+    return {lv: [i for i in range(n) if lv in allowed[i]] for lv in shard.levels}
+
+
+def _clean_inputs(spec: SweepSpec, shard: Shard, out_dir: Path, method: str) -> tuple[dict | None, Any]:
+    """The clean predictions (item id -> pred_idx under ``method``) and, for probe shards, the clean states."""
+    if shard.clean is None:
+        return None, None
+    clean_path = out_dir / shard.clean
+    if not clean_path.exists():
+        raise FileNotFoundError(f"shard {shard.model}/{shard.perturbation} needs the clean shard {shard.clean}, "
+                                "which is not there (it failed or has not run)")
+    pred_path = clean_path.with_name(clean_path.name[: -len(".parquet")] + ".pred.parquet") \
+        if shard.kind == "probes" else clean_path
+    pred = pd.read_parquet(pred_path, columns=["item_id", "method", "pred_idx"])
+    pred = pred[pred.method == method]
+    base = dict(zip(pred.item_id.astype(str), pred.pred_idx.astype(int), strict=True))
+    states = None
+    if shard.kind == "probes":
+        from ..probes.shard import clean_states
+
+        states = clean_states(pd.read_parquet(clean_path))
+    return base, states
+
+
 def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corrupt_fn: Callable | None = None,
               image_fn: Callable | None = None, depth_fn: Callable | None = None,
               needs_depth: Callable[[str], bool] | None = None) -> dict:
@@ -90,8 +123,10 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
 
     Exceptions are recorded in ``<shard>.error.json`` and returned as status
     ``"failed"``; ``KeyboardInterrupt`` and other non-``Exception`` errors propagate.
+    A probe shard writes its predictions (``.pred.parquet``) first and its probe
+    rows last, so the probe file marks a finished shard.
     """
-    from .. import score
+    from .. import models, score
 
     out_dir = Path(out_dir)
     path = out_dir / shard.filename
@@ -111,27 +146,57 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
         image_fn = image_fn or default_image
         depth_fn = depth_fn or default_depth
         lm = _load_model(spec, shard.model)
+        method0 = spec.methods[0] if spec.methods else models.default_method(lm.answer_format)
+        base, clean = _clean_inputs(spec, shard, out_dir, method0)
         recs = spec.items.to_dict("records")
-        clean = [_named(image_fn, r, "image_ref") for r in recs]
+        clean_imgs = [_named(image_fn, r, "image_ref") for r in recs]
         use_depth = shard.perturbation != "clean" and (needs_depth(shard.perturbation) if needs_depth else False)
         depths = [_named(depth_fn, r, "depth_ref") for r in recs] if use_depth else [None] * len(recs)
-        parts = []
+        subsets = level_items(spec, shard, base)
+        parts, probe_parts = [], []
         for level, param in zip(shard.levels, shard.params, strict=True):
+            sub = subsets[level]
+            if not sub:
+                continue
+            items = spec.items.iloc[sub].reset_index(drop=True)
             if shard.perturbation == "clean":
-                images = clean
+                images = [clean_imgs[i] for i in sub]
             else:
-                images = [corrupt_fn(im, shard.perturbation, level, seed=spec.seed, key=str(r["item_id"]),
-                                     depth=d, backend=spec.backend) for im, r, d in zip(clean, recs, depths, strict=True)]
+                images = [corrupt_fn(clean_imgs[i], shard.perturbation, level, seed=spec.seed,
+                                     key=str(recs[i]["item_id"]), depth=depths[i], backend=spec.backend) for i in sub]
+            if shard.kind == "probes":
+                from ..probes.shard import score_condition
+
+                meta = {"model": shard.model, "perturbation": shard.perturbation, "level": int(level),
+                        "param": float(param), "method": method0, "template": spec.template, "seed": spec.seed}
+                pred, rows, _ = score_condition(lm, items, images, spec=spec.probes, method=method0,
+                                                template=spec.template, batch_size=spec.batch_size, meta=meta,
+                                                clean=clean, seed_keys=(shard.key,))
+                parts.append(pred)
+                probe_parts.append(rows)
+                continue
             parts.append(score.predict(
-                lm, spec.items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
+                lm, items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
                 perturbation=shard.perturbation, level=level, param=param, batch_size=spec.batch_size,
                 n_samples=spec.n_samples, temperature=spec.temperature, max_new_tokens=spec.max_new_tokens,
                 model_name=shard.model))
-        table = pd.concat(parts, ignore_index=True)
-        write_parquet_atomic(table, path)
+        from ..schema import PRED_COLUMNS
+
+        table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(PRED_COLUMNS))
+        if shard.kind == "probes":
+            from ..probes.shard import PROBE_COLUMNS
+
+            write_parquet_atomic(table, out_dir / shard.pred_filename)
+            probe_table = pd.concat(probe_parts, ignore_index=True) if probe_parts else pd.DataFrame(
+                columns=list(PROBE_COLUMNS))
+            write_parquet_atomic(probe_table, path)
+            n_rows = len(probe_table)
+        else:
+            write_parquet_atomic(table, path)
+            n_rows = len(table)
         if err_path.exists():
             err_path.unlink()
-        return {**rec, "status": "done", "rows": len(table), "seconds": time.perf_counter() - t0, "error": None}
+        return {**rec, "status": "done", "rows": n_rows, "seconds": time.perf_counter() - t0, "error": None}
     except Exception as exc:  # recorded; other shards go on
         msg = f"{type(exc).__name__}: {exc}"
         err_path.write_text(json.dumps({**rec, "error": msg, "traceback": traceback.format_exc()}, indent=1))
@@ -140,12 +205,14 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
 
 @dataclass
 class SweepResult:
-    """The outcome of :func:`run_sweep`: per-shard records, the table of finished shards, totals."""
+    """The outcome of :func:`run_sweep`: per-shard records, the predictions of finished shards, totals; for a
+    probe sweep also ``probes``, the probe rows (:data:`vlmrobust.probes.shard.PROBE_COLUMNS`)."""
 
     shards: pd.DataFrame
     table: pd.DataFrame
     seconds: float
     out_dir: Path
+    probes: pd.DataFrame | None = None
 
     @property
     def failed(self) -> pd.DataFrame:
@@ -163,11 +230,25 @@ class SweepResult:
 def read_table(out_dir: str | os.PathLike, shards: list[Shard]) -> pd.DataFrame:
     """Concatenate the finished shards of a plan, in plan order."""
     out_dir = Path(out_dir)
-    parts = [pd.read_parquet(out_dir / s.filename) for s in shards if (out_dir / s.filename).exists()]
+    parts = [pd.read_parquet(out_dir / s.pred_filename) for s in shards if (out_dir / s.filename).exists()]
+    parts = [p for p in parts if len(p)]
     if not parts:
         from ..schema import PRED_COLUMNS
 
         return pd.DataFrame(columns=list(PRED_COLUMNS))
+    return pd.concat(parts, ignore_index=True)
+
+
+def read_probes(out_dir: str | os.PathLike, shards: list[Shard]) -> pd.DataFrame:
+    """Concatenate the probe rows of the finished probe shards of a plan, in plan order."""
+    from ..probes.shard import PROBE_COLUMNS
+
+    out_dir = Path(out_dir)
+    parts = [pd.read_parquet(out_dir / s.filename) for s in shards
+             if s.kind == "probes" and (out_dir / s.filename).exists()]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return pd.DataFrame(columns=list(PROBE_COLUMNS))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -202,14 +283,27 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
     t0 = time.perf_counter()
     records = []
     bar = progress_bar(total=len(shards), desc="sweep shards", progress=progress, unit="shard")
+    # shards that need a clean shard run after every clean shard (a second wave on Dask)
+    waves = [[s for s in shards if s.clean is None], [s for s in shards if s.clean is not None]]
     try:
         if executor == "local":
-            for s in shards:
+            for s in waves[0] + waves[1]:
                 bar.set_postfix_str(f"{s.model}/{s.perturbation}")
                 records.append(run_shard(spec, s, out, **kw))
                 bar.update()
         else:
-            records = _run_dask(spec, shards, out, client, kw, bar)
+            own = None
+            if client is None or isinstance(client, str):
+                from dask.distributed import Client
+
+                own = client = Client(client) if isinstance(client, str) else Client(processes=False)
+            try:
+                records = _run_dask(spec, waves[0], out, client, kw, bar)
+                if waves[1]:
+                    records += _run_dask(spec, waves[1], out, client, kw, bar)
+            finally:
+                if own is not None:
+                    own.close()
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
@@ -217,7 +311,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
     frame = pd.DataFrame([by_file[s.filename] for s in shards if s.filename in by_file])
     frame["items_per_s"] = np.where(frame.seconds > 0, frame.n_items * frame.n_levels / frame.seconds.where(
         frame.seconds > 0, 1.0), np.nan)
-    return SweepResult(shards=frame, table=read_table(out, shards), seconds=seconds, out_dir=out)
+    probe_table = read_probes(out, shards) if spec.probes is not None else None
+    return SweepResult(shards=frame, table=read_table(out, shards), seconds=seconds, out_dir=out, probes=probe_table)
 
 
 def _default_needs_depth(name: str) -> bool:

@@ -8,6 +8,19 @@ its folder, which covers processor settings and chat template), dtype, prompt
 template, scoring methods and their options, the items (ids and contents),
 the perturbation with its levels and parameters, the seed and the corruption
 backend. Changing any of them gives a new key, so a stale shard is never reused.
+
+**Shard kinds.** A plain sweep writes prediction shards. A probe sweep
+(``SweepSpec.probes``, a :class:`vlmrobust.probes.ProbeSpec`) writes probe
+shards (:mod:`vlmrobust.probes.shard`): the kind and the probe settings enter the
+key, and the file is named ``<model>__<perturbation>__probes__<key>.parquet``
+(its predictions beside it as ``...pred.parquet``).
+
+**Dependencies.** A shard may need its model's clean shard: every perturbed
+probe shard (distances to the clean states) and, under ``overlay_rule =
+"not_base"``, every overlay shard (TextOverlay, RandomText and BoxOverlay show
+the letters other than the model's clean prediction, at most three, seed 002
+App. A.6). Such a shard records the clean shard (``Shard.clean``), whose key
+enters its own key; the engine runs clean shards first.
 """
 
 from __future__ import annotations
@@ -25,10 +38,32 @@ from ..models import TEMPLATES, fingerprint
 from ..repro import stable_hash
 from ..schema import ITEM_KEY_COLUMNS, METHODS
 
-__all__ = ["SCHEMA_VERSION", "SweepSpec", "Shard", "plan", "items_digest"]
+__all__ = ["SCHEMA_VERSION", "OVERLAY_RULES", "SweepSpec", "Shard", "plan", "items_digest", "overlay_family"]
 
 #: Bumped when the predictions table or the shard layout changes meaning.
 SCHEMA_VERSION = 2
+OVERLAY_RULES = ("not_base", "all")
+PROBE_METHODS = ("letter", "loglik", "loglik_norm")
+
+
+def overlay_family(name: str) -> bool:
+    """Whether ``name`` is a registered overlay (its levels are letters); unknown names are not."""
+    from .. import corrupt
+
+    try:
+        return corrupt.info(name).family == "overlay"
+    except (ValueError, TypeError):
+        return False
+
+
+def _impl_version(name: str) -> Any:
+    """A registered perturbation's implementation version (``info.extra["version"]``), if it declares one."""
+    from .. import corrupt
+
+    try:
+        return corrupt.info(name).extra.get("version")
+    except (ValueError, TypeError):
+        return None
 
 
 @dataclass
@@ -40,7 +75,12 @@ class SweepSpec:
     ``include_clean``). ``methods``: scoring methods (``None`` = each model's
     default). ``revisions``: hub revision per model. ``torch_threads`` caps the
     threads a shard uses (1 on shared machines and on Dask workers with one
-    thread each).
+    thread each). ``probes``: a :class:`vlmrobust.probes.ProbeSpec` makes this a
+    probe sweep (one scoring method). ``overlay_rule``: ``"not_base"`` (default,
+    seed 002 App. A.6) scores each item of an overlay perturbation only at the
+    letters other than its clean prediction that exist among its K options, at
+    most three; ``"all"`` scores every listed level. ``corrupt_id`` names a
+    corruption function other than ``corrupt.apply`` (it enters the keys).
     """
 
     models: Sequence[str]
@@ -59,6 +99,9 @@ class SweepSpec:
     backend: str = "native"
     revisions: Mapping[str, str | None] = field(default_factory=dict)
     torch_threads: int | None = None
+    probes: Any = None
+    overlay_rule: str = "not_base"
+    corrupt_id: str | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the bad field and what is allowed."""
@@ -88,6 +131,19 @@ class SweepSpec:
             raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {self.template!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise TypeError(f"seed must be an int, got {self.seed!r}")
+        if self.overlay_rule not in OVERLAY_RULES:
+            raise ValueError(f"overlay_rule must be one of {OVERLAY_RULES}, got {self.overlay_rule!r}")
+        if self.probes is not None:
+            from ..probes import ProbeSpec
+
+            if not isinstance(self.probes, ProbeSpec):
+                raise TypeError(f"probes must be a vlmrobust.probes.ProbeSpec or None, got {type(self.probes).__name__}")
+            self.probes.validate()
+            if self.methods is not None and (len(self.methods) != 1 or self.methods[0] not in PROBE_METHODS):
+                raise ValueError(f"a probe sweep scores one method of {PROBE_METHODS} (or None: each model's "
+                                 f"default), got {self.methods!r}")
+            if not self.include_clean:
+                raise ValueError("a probe sweep needs the clean shard (include_clean=True)")
 
 
 @dataclass(frozen=True)
@@ -100,10 +156,18 @@ class Shard:
     params: tuple[float, ...]
     key: str
     key_fields: dict = field(compare=False, repr=False)
+    kind: str = "predictions"
+    clean: str | None = None  # the filename of the clean shard this shard needs, if any
 
     @property
     def filename(self) -> str:
-        return f"{_slug(self.model)}__{_slug(self.perturbation)}__{self.key}.parquet"
+        tag = "__probes" if self.kind == "probes" else ""
+        return f"{_slug(self.model)}__{_slug(self.perturbation)}{tag}__{self.key}.parquet"
+
+    @property
+    def pred_filename(self) -> str:
+        """Where this shard's predictions are: the shard itself, or beside a probe shard."""
+        return self.filename if self.kind == "predictions" else self.filename[: -len(".parquet")] + ".pred.parquet"
 
 
 def _slug(text: str) -> str:
@@ -139,8 +203,10 @@ def plan(spec: SweepSpec, param_fn: Any = None) -> list[Shard]:
     shards = []
     conds: list[tuple[str, tuple[int, ...]]] = [("clean", (0,))] if spec.include_clean else []
     conds += [(n, tuple(sorted({int(lv) for lv in lvls if int(lv) > 0}))) for n, lvls in spec.conditions.items()]
+    kind = "probes" if spec.probes is not None else "predictions"
     for model in spec.models:
         fp = fingerprint(model, spec.revisions.get(model))
+        clean: Shard | None = None
         for name, levels in conds:
             if not levels:
                 continue
@@ -153,5 +219,26 @@ def plan(spec: SweepSpec, param_fn: Any = None) -> list[Shard]:
                 "params": [None if math.isnan(p) else p for p in params],
                 "seed": spec.seed, "backend": spec.backend,
             }
-            shards.append(Shard(model, name, levels, params, stable_hash(fields, 16), fields))
+            if kind == "probes":
+                from ..probes.shard import SHARD_VERSION
+
+                fields.update(kind=kind, probes=spec.probes.fields(), probe_shard=SHARD_VERSION)
+            if spec.corrupt_id is not None and name != "clean":
+                fields["corrupt"] = spec.corrupt_id
+            version = _impl_version(name) if name != "clean" else None
+            if version is not None:
+                fields["version"] = version
+            needs_clean = name != "clean" and (kind == "probes" or (
+                spec.overlay_rule == "not_base" and overlay_family(name)))
+            if needs_clean:
+                if clean is None:
+                    raise ValueError(f"shard {model}/{name} needs the clean shard of {model} (include_clean=True)")
+                fields["clean"] = clean.key
+                if overlay_family(name):
+                    fields["overlay_rule"] = spec.overlay_rule
+            shard = Shard(model, name, levels, params, stable_hash(fields, 16), fields, kind,
+                          clean.filename if needs_clean else None)
+            if name == "clean":
+                clean = shard
+            shards.append(shard)
     return shards

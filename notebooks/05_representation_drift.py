@@ -1,0 +1,775 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
+# %% [markdown]
+# # 05 · Representation drift: same answer, moved representation
+#
+# A model can keep its answer while its internal state moves far, and it can change its answer under a
+# perturbation that leaves the picture's content intact. This notebook perturbs images with translations,
+# crops, rescaling, rotations and text overlays, and reads both the answers and the hidden states of every
+# decoder layer, to compare how far the representation moves with how far unrelated images lie apart.
+#
+# * **Reproduces:** seed 002 (*Same answer, different representations*): the instance flip rate and image
+#   vulnerability (§3.2, Table 1), correctness transitions (Table 2), embedding invariance in five probe
+#   regimes (Table 3), drift against control drift with Cohen's d (Tables 4, 7, Fig. 1), Dirichlet energy of
+#   the vision tokens (Table 28, Figs. 13-14, App. E.3), drift to prior on yes/no questions (§7, App. D,
+#   Figs. 10-12), the frequency experiments (§6, App. F: Figs. 15-20, frequency-constrained PGD, Table 29),
+#   the photometric check (App. A.7), the scale comparison (§5, Table 5) and findings (i)-(v).
+# * **You will learn:** how to read hidden states off the forward that scoring already runs, why a flip
+#   rate alone hides how far representations move, how a control distribution and Cohen's d put drift on a
+#   scale, what the per-layer picture adds to the paper's last-layer reading, and where the model organisms
+#   do and do not show the paper's patterns.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from IPython.display import display
+
+from vlmrobust import (
+    attack,
+    corrupt,
+    data,
+    figures,
+    params,
+    paths,
+    probes,
+    repro,
+    score,
+    sweep,
+    synth,
+)
+from vlmrobust import models as vlm_models
+from vlmrobust.corrupt import controls, frequency
+from vlmrobust.metrics import drift, drift_observations, instability, prior, spectral, structure
+
+NB_ID = "05_representation_drift"
+figures.use_style()
+
+# %% tags=["parameters"]
+models: list = ["tiny-letters-long", "tiny-long"]  # zoo names, role:<role>, folders or hub ids; empty: evaluated
+items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet or hf:<dataset>[:<split>]
+cross_sources: list = []  # further item sources for the label tables (the paper: MMMU val)
+pope_source: str = ""  # yes/no item source for drift to prior; empty: the yes/no items of items_source
+n_per_family: int = 6  # synthetic items per task family
+image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
+max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
+seed: int = 0  # seed of the items, corruptions, control pairs and bootstrap
+method: str = "default"  # scoring method: default (each model's own), letter or loglik
+template: str = "vlmrobust"  # scoring prompt template: the ctx_mcq and ans_mcq regimes
+open_template: str = "open"  # prompt of ctx_open and ans_open (vlmrobust.probes.PROBE_TEMPLATES)
+free_template: str = "mcq_free"  # prompt of ans_mcq_free (options shown, a free answer asked)
+max_new_tokens: int = 8  # greedy answer length of the open and free-MCQ regimes
+grid_layer: int = -1  # layer of the vision-token grid for Dirichlet energy (-1 final post-norm, 0 decoder input)
+n_control: int = 1000  # random pairs of unrelated items for the control distribution
+drift_regime: str = "ans_mcq_free"  # regime of Tables 4, 7 and Fig. 1
+gt_changing: dict = {"translate": ["spatial", "count"], "rotate": ["spatial"]}  # perturbation to families set apart
+n_boot: int = 500  # bootstrap resamples of items for the drift intervals
+freq_items: int = 18  # items of the frequency experiments (spread over the families)
+noise_draws: int = 6  # noise draws per level for the per-sample curves of Fig. 16
+example_samples: int = 2  # samples shown in Figs. 16 and 19
+pgd_items: int = 9  # items attacked by each PGD mode
+photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussian_noise", "brightness", "contrast"]  # App. A.7
+photometric_level: int = 1  # severity of the photometric check (1 is the mildest)
+ladder: list = []  # models of a size ladder for the scale section; empty: the zoo's role ladder
+batch_size: int = 8  # items per forward pass
+device: str = "cpu"  # torch device of the models (cpu, cuda, cuda:1, mps)
+dtype: str = ""  # model dtype (float32, float16, bfloat16); empty: the checkpoint's own
+torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
+executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster)
+dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+progress: bool = True  # progress bars
+
+# %%
+MODELS = sweep.resolve_models(models)
+sweep.item_source_kind(items_source)  # checks the source before any work
+cross_sources = params.check_list("cross_sources", cross_sources, str, min_len=0)
+for i, src in enumerate(cross_sources):
+    sweep.item_source_kind(src, param=f"cross_sources[{i}]")
+pope_source = params.check("pope_source", pope_source, str)
+if pope_source:
+    sweep.item_source_kind(pope_source, param="pope_source")
+n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
+image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
+max_items = params.check("max_items", max_items, int, lo=0)
+seed = params.check("seed", seed, int, lo=0)
+method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
+template = params.check("template", template, str, choices=sorted(vlm_models.TEMPLATES))
+open_template = params.check("open_template", open_template, str, choices=sorted(probes.PROBE_TEMPLATES))
+free_template = params.check("free_template", free_template, str, choices=sorted(probes.PROBE_TEMPLATES))
+max_new_tokens = params.check("max_new_tokens", max_new_tokens, int, lo=1, hi=256)
+grid_layer = params.check("grid_layer", grid_layer, int, lo=-1)
+n_control = params.check("n_control", n_control, int, lo=2, hi=10_000_000)
+ALL_REGIMES = probes.REGIMES + probes.VISION_PROBES
+drift_regime = params.check("drift_regime", drift_regime, str, choices=list(probes.REGIMES) + ["vision_mean"])
+if not isinstance(gt_changing, dict):
+    raise params.ParameterError(f"parameter 'gt_changing' must map perturbations to family lists, got {gt_changing!r}")
+for _p, _fams in gt_changing.items():
+    params.check(f"gt_changing key {_p!r}", _p, str, choices=list(corrupt.manifest("natural")))
+    params.check_list(f"gt_changing[{_p!r}]", _fams, str, min_len=0)
+n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
+freq_items = params.check("freq_items", freq_items, int, lo=1, hi=100_000)
+noise_draws = params.check("noise_draws", noise_draws, int, lo=1, hi=1000)
+example_samples = params.check("example_samples", example_samples, int, lo=1, hi=8)
+pgd_items = params.check("pgd_items", pgd_items, int, lo=1, hi=100_000)
+photometric = params.check_list("photometric", photometric, str, choices=corrupt.IMAGENET_C)
+photometric_level = params.check("photometric_level", photometric_level, int, lo=1, hi=5)
+LADDER = sweep.resolve_models(ladder, param="ladder") if ladder else vlm_models.zoo.names("ladder")
+batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+device = params.check("device", device, str)
+dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bfloat16"])
+torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
+executor = params.check("executor", executor, str, choices=["local", "dask"])
+dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+progress = params.check("progress", progress, bool)
+
+METHODS = None if method == "default" else [method]
+SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, open_template=open_template, free_template=free_template,
+                        grid_layer=grid_layer, n_control=n_control)
+SWEEP = dict(template=template, seed=seed, batch_size=batch_size, torch_threads=torch_threads, executor=executor,
+             dask_workers=dask_workers if executor == "dask" else 0, progress=progress, device=device,
+             dtype=dtype or None)
+LOAD = dict(device=device, dtype=dtype or None)
+NATURAL = corrupt.manifest("natural")
+GT = {k: tuple(v) for k, v in gt_changing.items()}
+repro.seed_everything(seed)
+torch.set_num_threads(torch_threads)
+OUT = paths.results_dir(NB_ID)
+
+
+def label(p: str) -> str:
+    return "Any (union)" if p == "any" else instability.LABELS.get(p, p)
+
+
+def model_method(name: str) -> str:
+    return method if method != "default" else vlm_models.default_method(vlm_models.zoo.answer_format(name)
+                                                                        if name in vlm_models.zoo.names() else "letters")
+
+
+# %% [markdown]
+# ## Items, models, prompts and the perturbations
+#
+# The items are the synthetic benchmark (every family; K = 4 options, 2 for the yes/no families `verify` and
+# `exist`, which stand for POPE). Each model is scored in its own answer format: organisms that answer with
+# the letter by letter logits, those that answer with the option's words by option log-likelihood
+# $s(o \mid x) = \log P_\theta(o \mid x, p(q, \mathcal A))$ (seed 002 §3.1).
+#
+# The seed prints only its MCQ prompt, so the other two are chosen here: the **open** prompt is the question
+# with "Answer with a word." (the organisms' open-answer prompt), and the **free-MCQ** prompt shows the
+# lettered options and asks the same "Answer with a word." (every word is in the organisms' vocabulary;
+# `open_phrase` / `mcq_free_phrase` ask "Answer the question using a single word or phrase." for real
+# models). Answers are decoded greedily.
+#
+# The perturbation set is the paper's (App. A.6): cyclic translation by $\Delta x \in \{-16, \dots, 16\}
+# \setminus \{0\}$ px (8 offsets, at 224 px and scaled to the image), symmetric pad/crop by the same offsets,
+# scale $\alpha = 0.9$, scale+pad at two instances ($\alpha = 0.9$ and $0.75$, centred on black), rotation by
+# $\pm 30°$, and three overlays with identical boxes: "Answer is L" (TextOverlay), a random string of the
+# same pattern (RandomText) and the empty box (BoxOverlay), for at most three letters L that differ from the
+# model's clean prediction and exist among the item's options. Families whose ground truth a perturbation
+# can change are set apart (parameter `gt_changing`): a cyclic shift moves the leftmost object to the right
+# edge and can split an object across the seam (spatial, count); a rotation changes left/right and near/far in
+# the picture (spatial). They are reported separately below.
+
+# %%
+items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
+                          max_items=max_items)
+first = vlm_models.load(MODELS[0], **LOAD)
+print(f"{len(items)} items in {items.task.nunique()} families; {len(NATURAL)} perturbations; models {MODELS}")
+r0 = items.iloc[0]
+for name, tpl in [("ctx_mcq / ans_mcq", template), ("ctx_open / ans_open", probes.PROBE_TEMPLATES[open_template]),
+                  ("ans_mcq_free", probes.PROBE_TEMPLATES[free_template])]:
+    print(f"--- {name} prompt:\n" + vlm_models.build_prompt(first.processor, r0.question, list(r0.options), tpl))
+
+show = [("clean", 0), ("translate", 8), ("pad_crop", 8), ("pad_crop", 1), ("scale", 1), ("scale_pad", 2),
+        ("rotate", 1), ("rotate", 2), ("text_overlay", 1), ("random_text", 1), ("box_overlay", 1)]
+img0 = data.load_image(r0.image_ref)
+fig, axes = plt.subplots(1, len(show), figsize=(1.45 * len(show), 1.8))
+for ax, (name, lv) in zip(axes, show, strict=True):
+    ax.imshow(img0 if name == "clean" else corrupt.apply(img0, name, lv, seed=seed, key=r0.item_id))
+    figures.image_axes(ax, "clean" if name == "clean" else f"{label(name)}\n{corrupt.info(name).param(lv):g}")
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig3-perturbation-examples")
+plt.show()
+
+# %% [markdown]
+# ## One sweep: answers and hidden states from the same forwards
+#
+# A probe sweep scores every item clean and under every perturbation and reads, from the same forwards, the
+# hidden state of every decoder layer at five points (seed 002 §3.3, App. A.8): **ctx_open** and **ctx_mcq**,
+# the last context token under the open and the MCQ prompt; **ans_open**, the mean over the greedy answer of
+# the open prompt; **ans_mcq**, the mean over the chosen option's tokens teacher-forced after the MCQ prompt;
+# **ans_mcq_free**, the mean over the free answer with the options shown. We add the mean over the vision
+# tokens and the vision-token grid. `ctx_mcq`, `ans_mcq` and the vision probes come from the scoring forward
+# itself; the open and free regimes need their own decoding. The paper reads the **final layer before the
+# output projection**: the post-norm state that `transformers` returns as `hidden_states[-1]`; the per-layer
+# curves below use the **pre-norm residual stream** of layers 0 (decoder input) to L.
+#
+# Each probe shard keeps, per item and condition, only distances to the item's clean state (cosine distance
+# $1 - \cos$ and $\ell_2$, per layer) and the grid's Dirichlet energy: its size grows with items × layers. The
+# clean shard keeps the clean vectors, the control pairs and the noise floor.
+
+# %%
+res = sweep.predictions(MODELS, items, NATURAL, methods=METHODS, probes=SPEC, **SWEEP)
+pred, P = res.table, res.probes
+print({k: v for k, v in res.summary().items() if k != "seconds"})
+pairs_all = instability.flip_pairs(pred)
+pairs, excluded = instability.split_ground_truth(pairs_all, GT)
+Pk, P_excluded = instability.split_ground_truth(P, GT)
+print(f"{len(pairs)} perturbation instances kept, {len(excluded)} set apart (ground truth may change: {GT})")
+clean_acc = pred[pred.perturbation == "clean"].groupby("model").correct.mean()
+display(clean_acc.rename("clean accuracy").to_frame().round(3))
+
+# %% [markdown]
+# ## Table 1 — label invariance: instance flip rate and image vulnerability
+#
+# $$ \mathrm{IFR}_{v'} = \frac{1}{|\mathcal I_{v'}|} \sum_{(x, x') \in \mathcal I_{v'}}
+# \mathbb 1\{\hat y(x') \neq \hat y(x)\}, \qquad
+# \mathrm{IV}_{v'} = \frac{1}{|\mathcal X|} \sum_{x \in \mathcal X} \mathbb 1\{\exists x' \in v'(x):
+# \hat y(x') \neq \hat y(x)\}. $$
+#
+# A flip is any change of the predicted option (a wrong answer changing to another wrong one counts). "Any
+# (union)" pools the six perturbations of the paper's union (RandomText and BoxOverlay apart).
+
+# %%
+t1 = instability.ifr_iv(pairs)
+t1_show = t1.assign(perturbation=t1.perturbation.map(label)).pivot_table(
+    index="perturbation", columns="model", values=["IFR", "IV"], sort=False)
+display(t1_show.round(3))
+print("Set apart (ground truth may change), reported separately:")
+display(instability.ifr_iv(excluded, by=["model", "task"], union=()).round(3))
+dec = instability.overlay_decomposition(pairs)
+print("Overlays: semantic vs random text vs empty box (identical boxes)")
+display(dec.round(3))
+
+# %% [markdown]
+# ## Table 2 — correctness transitions and compliance
+#
+# R→W (correct to wrong), W→R, R→R and W→W (W→W′: wrong to another wrong) per perturbation instance, and the
+# compliance rates $\mathrm{R{\to}W} / (\mathrm{R{\to}W} + \mathrm{R{\to}R})$ and
+# $\mathrm{W{\to}R} / (\mathrm{W{\to}R} + \mathrm{W{\to}W})$. For TextOverlay the first is how often a
+# correct answer follows a wrong-letter overlay (paper: 10.7 %), the second how often a wrong answer is fixed
+# (22 %, below the 33 % of uniform compliance with a correct-pointing overlay among three).
+
+# %%
+t2 = instability.transitions(pairs)
+display(t2.assign(perturbation=t2.perturbation.map(label)).round(3))
+
+# %% [markdown]
+# ## Table 3 — embedding invariance in the five regimes
+#
+# Mean cosine similarity and mean $\ell_2$ distance between the clean and the perturbed state at the final
+# (post-norm) layer, per perturbation and regime (seed 002 §4.3).
+
+# %%
+t3 = drift.invariance_table(Pk, list(probes.REGIMES) + ["vision_mean"])
+for m, g in t3.groupby("model", sort=False):
+    cell = g.assign(v=[f"{c:.3f} / {v:.2f}" for c, v in zip(g.cos_sim, g.l2, strict=True)],
+                    perturbation=g.perturbation.map(label))
+    print(f"{m} (cos / L2)")
+    display(cell.pivot_table(index="perturbation", columns="regime", values="v", aggfunc="first", sort=False)
+            [[r for r in list(probes.REGIMES) + ["vision_mean"] if r in set(g.regime)]])
+
+# %% [markdown]
+# ## Tables 4 and 7, Fig. 1 — drift against control drift
+#
+# The control distribution is the distance between the clean states of at least `n_control` random pairs of
+# *unrelated* items (distinct images; different questions too, as in the paper's random pairs). Drift is put
+# on its scale as a percentage of the mean control distance, and the two distributions are separated by
+# **Cohen's d** with the unweighted pooled standard deviation (the paper's Table 7 implies it):
+#
+# $$ d = \frac{\mu_{\mathrm{pert}} - \mu_{\mathrm{ctrl}}}{\sqrt{(\sigma_{\mathrm{pert}}^2 + \sigma_{\mathrm{ctrl}}^2)/2}}. $$
+#
+# Large negative d: drift stays local; d near 0: the perturbed state lies as far from its clean state as an
+# unrelated image's. Intervals are item-level bootstrap percentiles of the mean drift.
+
+# %%
+t4 = drift.drift_vs_control(Pk, drift_regime, "cos")
+t7 = drift.drift_vs_control(Pk, drift_regime, "l2")
+boot = drift.bootstrap_means(Pk[(Pk.kind == "drift") & (Pk.regime == drift_regime)], "cos", ["model", "perturbation"],
+                             repro.rng(seed, NB_ID, "bootstrap"), n_boot=n_boot)
+t4 = t4.merge(boot[["model", "perturbation", "lo", "hi"]], on=["model", "perturbation"], how="left")
+print(f"Table 4 — {drift_regime}, cosine distance")
+display(t4.assign(perturbation=t4.perturbation.map(label))[
+    ["model", "perturbation", "pct_mean", "pct_sd", "d", "mu_pert", "lo", "hi", "mu_ctrl", "n_pert", "n_ctrl"]].round(3))
+print(f"Table 7 — {drift_regime}, L2 distance")
+display(t7.assign(perturbation=t7.perturbation.map(label))[
+    ["model", "perturbation", "mu_pert", "sd_pert", "mu_ctrl", "sd_ctrl", "d"]].round(3))
+
+fig, axes = plt.subplots(len(MODELS), 2, figsize=(7.2, 2.5 * len(MODELS)), squeeze=False)
+for row, m in zip(axes, MODELS, strict=True):
+    ctrl = drift.control_values(P, drift_regime, "cos", model=m)
+    for ax, pert in zip(row, ["translate", "text_overlay"], strict=True):
+        x = Pk[(Pk.kind == "drift") & (Pk.regime == drift_regime) & (Pk.model == m) & (Pk.perturbation == pert)].cos
+        bins = np.linspace(0, max(float(np.nanmax(ctrl)), float(np.nanmax(x)) if len(x) else 0) * 1.05 + 1e-9, 40)
+        ax.hist(x, bins=bins, density=True, alpha=0.7, color=figures.PALETTE[0], label="perturbation drift")
+        ax.hist(ctrl, bins=bins, density=True, alpha=0.6, color=figures.PALETTE[1], label="control drift")
+        d_val = t4[(t4.model == m) & (t4.perturbation == pert)].d
+        ax.set(title=f"{m} · {label(pert)} (d = {float(d_val.iloc[0]) if len(d_val) else float('nan'):+.2f})",
+               xlabel=f"cosine distance 1 − cos ({drift_regime})", ylabel="density")
+axes[0, 0].legend()
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig1-drift-vs-control")
+plt.show()
+
+# %% [markdown]
+# ## Per-layer drift (our addition) and the noise floor
+#
+# The paper reads only the last layer. Below, the mean cosine drift of each layer of the pre-norm residual
+# stream (0 = the decoder's input, where the projected vision tokens enter) as a fraction of the mean control
+# distance at the same layer, pooled over the union's perturbations, and the final post-norm value at the
+# right. At layer 0 the last context token is the same token embedding for every item (both distances are 0),
+# so the two context curves start at layer 1. The **noise floor** is the distance between two computations of the same clean input in different
+# batch compositions (the clean condition scored again with batch size 1): floating-point noise, which must be
+# far below the smallest drift reported.
+
+# %%
+curves = drift.layer_curves(Pk, "cos")
+fin = drift.invariance_table(Pk, ALL_REGIMES).query("perturbation == 'any'")
+fig, axes = plt.subplots(1, len(MODELS), figsize=(4.0 * len(MODELS), 3.0), squeeze=False, sharey=True)
+for ax, m in zip(axes[0], MODELS, strict=True):
+    g = curves[(curves.model == m) & (curves.perturbation == "any")]
+    for i, regime in enumerate([r for r in ALL_REGIMES if r in set(g.regime)]):
+        gr = g[g.regime == regime]
+        ax.plot(gr.layer, gr.ratio, "-o", ms=3, color=figures.PALETTE[i % len(figures.PALETTE)], label=regime)
+        ctrl_final = drift.control_values(P, regime, "cos", model=m).mean()
+        f = fin[(fin.model == m) & (fin.regime == regime)]
+        if len(f):
+            ax.plot(gr.layer.max() + 1, (1 - float(f.cos_sim.iloc[0])) / ctrl_final, "s",
+                    color=figures.PALETTE[i % len(figures.PALETTE)])
+    n_layers = int(g.layer.max()) if len(g) else 0
+    ax.set_xticks(list(range(n_layers + 1)) + [n_layers + 1], [str(k) for k in range(n_layers + 1)] + ["final"])
+    ax.set(title=m, ylabel="drift / control (cosine)")
+axes[0, -1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+fig.supxlabel("layer: 0 = decoder input, 1..L = pre-norm residual stream; final = post-norm (squares)", fontsize=8)
+fig.tight_layout()
+figures.save(fig, NB_ID, "layer-drift-curves")
+plt.show()
+
+floor = pd.concat([drift.noise_floor(Pk, "cos").assign(metric="cos"), drift.noise_floor(Pk, "l2").assign(metric="l2")])
+display(floor.round(8))
+print(f"smallest drift / largest floor, over models and regimes: {floor.ratio.min():.3g}")
+
+# %% [markdown]
+# ## Table 28, Figs. 13-14 — Dirichlet energy of the vision-token grid
+#
+# $$ E(Z) = \sum_{(i,j) \sim (i',j')} \lVert \mathbf z_{i,j} - \mathbf z_{i',j'} \rVert_2^2, \qquad
+# \Delta E_{\mathrm{dir}} = E(x') - E(x), $$
+#
+# over the 4-neighbour edges of the grid, each counted once (App. E). The grid is the decoder's states at the
+# image-token positions (`grid_layer`; default the final post-norm layer), one token per 8 × 8 patch for the
+# organisms. Flip-inducing instances are those whose scoring prediction changed.
+
+# %%
+G = drift.with_flips(Pk, pairs)
+t28 = structure.energy_table(G)
+display(t28.assign(perturbation=t28.perturbation.map(label)).round(3))
+for fig_id, pert in (("fig13", "translate"), ("fig14", "text_overlay")):
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 2.6), sharex=True)
+    g = G[(G.regime == "vision_grid") & (G.perturbation == pert)]
+    for ax, (name, sub) in zip(axes, [("all instances", g), ("flip-inducing", g[g.flip.fillna(False)])], strict=True):
+        for i, (m, gm) in enumerate(sub.groupby("model", sort=False)):
+            ax.hist(gm.d_energy, bins=30, alpha=0.6, color=figures.PALETTE[i], label=m)
+        ax.axvline(0, color="k", lw=0.8)
+        ax.set(title=f"{label(pert)}: {name}", xlabel="ΔE_dir", ylabel="instances")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    figures.save(fig, NB_ID, f"{fig_id}-dirichlet-{pert.replace('_', '-')}")
+    plt.show()
+print(f"App. E.3 — correlation of ΔE_dir with {drift_regime} cosine drift")
+display(structure.energy_drift_correlation(Pk, drift_regime).round(3))
+
+# %% [markdown]
+# ## Drift to prior on yes/no questions (§7, App. D; Figs. 10-12)
+#
+# The prior is the answer without visual evidence, $S_{\mathrm{prior}} = P(\text{Yes} \mid q,
+# \text{blank})$, with a uniform grey image. The POPE margin is the signed gap $s_{\mathrm{Yes}} -
+# s_{\mathrm{No}}$ (positive when the model favours Yes). Under each perturbation we count true positives
+# turning into false negatives (TP→FN), TN→FP, and the corrections FP→TN and FN→TP, and follow the margin of
+# the clean false positives: a negative shift is a move toward "No".
+
+# %%
+if pope_source:
+    pope_items = sweep.item_source(pope_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
+                                   max_items=max_items, param="pope_source")
+    pres = sweep.predictions(MODELS, pope_items, NATURAL, methods=METHODS, probes=SPEC, **SWEEP)
+    pope_pred, pope_P = pres.table, pres.probes
+else:
+    yn_ids = [r.item_id for r in items.itertuples() if prior.yes_no_index(list(r.options)) is not None]
+    pope_items = items[items.item_id.isin(yn_ids)].reset_index(drop=True)
+    pope_pred, pope_P = pred[pred.item_id.isin(yn_ids)], P[P.item_id.isin(yn_ids)]
+blank = sweep.predictions(MODELS, pope_items, {"blank_grey": [1]}, methods=METHODS, corrupt_fn=controls.blank_image,
+                          param_fn=controls.blank_param, **SWEEP).table
+prior_rows = prior.pope_rows(blank[blank.perturbation == "blank_grey"], pope_items)
+display(prior.prior_summary(prior_rows).round(3))
+pope_rows = prior.pope_rows(pope_pred, pope_items)
+pope = prior.pope_transitions(pope_rows)
+shift = prior.margin_shift(pope_rows)
+display(pope.assign(perturbation=pope.perturbation.map(label)).round(3))
+display(shift.assign(perturbation=shift.perturbation.map(label)).round(3))
+
+perts = [p for p in NATURAL if p in set(pope.perturbation)]
+x = np.arange(len(perts))
+fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.8), sharex=True)
+for i, m in enumerate(MODELS):
+    g = pope[pope.model == m].set_index("perturbation").reindex(perts)
+    axes[0].bar(x + (i - 0.5) * 0.38, g.flip_rate, width=0.38, color=figures.PALETTE[i], label=m)
+    axes[1].bar(x + (i - 0.5) * 0.38, g.acc, width=0.38, color=figures.PALETTE[i])
+    axes[1].axhline(float(g.base_acc.mean()), color=figures.PALETTE[i], ls="--", lw=1)
+axes[0].set(ylabel="flip rate", title="yes/no flip rate")
+axes[1].set(ylabel="accuracy", title="accuracy (dashed: clean)", ylim=(0, 1))
+for ax in axes:
+    ax.set_xticks(x, [label(p) for p in perts], rotation=40, ha="right")
+axes[0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig10-pope-accuracy-and-flip-rate")
+plt.show()
+
+moves = ["TP→FN rate", "TN→FP rate", "FP→TN rate", "FN→TP rate"]
+fig, axes = plt.subplots(1, len(MODELS), figsize=(4.2 * len(MODELS), 2.9), squeeze=False, sharey=True)
+for ax, m in zip(axes[0], MODELS, strict=True):
+    g = pope[pope.model == m].set_index("perturbation").reindex(perts)
+    for j, mv in enumerate(moves):
+        ax.bar(x + (j - 1.5) * 0.2, g[mv], width=0.2, color=figures.PALETTE[j], label=mv.replace(" rate", ""))
+    ax.set_xticks(x, [label(p) for p in perts], rotation=40, ha="right")
+    ax.set(title=m, ylabel="rate (over the clean class)")
+axes[0, 0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig12-pope-transitions")
+plt.show()
+
+pope_drift = drift.invariance_table(pope_P, [drift_regime])
+pope_grid = pope_P[(pope_P.kind == "drift") & (pope_P.regime == "vision_grid")].groupby(
+    ["model", "perturbation"]).d_energy.mean().rename("dE").reset_index()
+p11 = pope.merge(pope_drift, on=["model", "perturbation"]).merge(pope_grid, on=["model", "perturbation"])
+fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.9))
+for i, m in enumerate(MODELS):
+    g = p11[p11.model == m]
+    axes[0].scatter(g.flip_rate, 1 - g.cos_sim, color=figures.PALETTE[i], label=m, s=18)
+    axes[1].scatter(g.flip_rate, g.dE, color=figures.PALETTE[i], s=18)
+    for r in g.itertuples():
+        axes[0].annotate(label(r.perturbation), (r.flip_rate, 1 - r.cos_sim), fontsize=6)
+axes[0].set(xlabel="flip rate", ylabel=f"mean cosine drift ({drift_regime})", title="drift vs flip rate")
+axes[1].set(xlabel="flip rate", ylabel="mean ΔE_dir", title="Dirichlet energy change vs flip rate")
+axes[0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
+plt.show()
+
+# %% [markdown]
+# ## Frequency (§6, App. F)
+#
+# **Band-limited noise** (F.1): $x' = \mathrm{clip}(x + \epsilon \cdot \eta_{\mathrm{band}})$ with Gaussian
+# noise restricted to the low band ($0 < \rho \le 0.25$), the high band ($\rho > 0.5$) or all frequencies, unit
+# standard deviation, and no DC term in any band ($\rho = |f| / 0.5$, 1 = Nyquist). Fig. 17 is the mean flip
+# rate against $\epsilon$; Fig. 16 follows single samples over `noise_draws` noise draws, with the signed
+# margin of the base option $s_{\mathrm{base}} - \max_{j \ne \mathrm{base}} s_j$.
+#
+# **Frequency ablation** (F.2): low-pass keep retains $\rho \le c$, high-pass keep retains $\rho > c$ (and the
+# mean), at 24 log-spaced cutoffs $c \in [0.02, 1.42]$. Fig. 18 is the distribution of the smallest cutoff
+# that flips each answer (the paper's wording); the table also gives the first flip along the path from the
+# mildest to the harshest ablation. Fig. 19 follows the signed margin of single samples.
+
+# %%
+fitems = items.groupby("task", group_keys=False).head(math.ceil(freq_items / items.task.nunique()))
+fitems = fitems.head(freq_items).reset_index(drop=True)
+NOISE = {f"noise_{b}": list(range(1, 6)) for b in ("low", "high", "all")}
+noise_pairs = instability.flip_pairs(sweep.predictions(MODELS, fitems, NOISE, methods=METHODS, **SWEEP).table)
+ncurve = spectral.flip_curve(noise_pairs)
+fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.8))
+for i, m in enumerate(MODELS):
+    for j, band in enumerate(["low", "high", "all"]):
+        g = ncurve[(ncurve.model == m) & (ncurve.perturbation == f"noise_{band}")]
+        style = dict(color=figures.PALETTE[j], ls=["-", "--", ":"][i % 3], marker="o", ms=3)
+        axes[0].plot(g.param, g.flip_rate, label=f"{band} · {m}", **style)
+        axes[1].plot(g.param, g.signed_margin, **style)
+EPS_TICKS = (list(frequency.NOISE_EPS), [f"{e:g}" for e in frequency.NOISE_EPS])
+for ax, yl in zip(axes, ["mean flip rate", "mean signed margin of the base option"], strict=True):
+    ax.set(xscale="log", xlabel="noise std ε (fraction of full scale)", ylabel=yl)
+    ax.set_xticks(*EPS_TICKS)
+    ax.minorticks_off()
+axes[0].legend(fontsize=6)
+axes[0].set_title("Fig. 17 — flip rate by band")
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig17-noise-flip-rate-by-band")
+plt.show()
+
+many = fitems.options.map(len) > 2
+samples = (fitems[many] if many.any() else fitems).head(example_samples).reset_index(drop=True)
+draws = [instability.flip_pairs(sweep.predictions(MODELS[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
+                                                  "seed": seed + 1 + k}).table) for k in range(noise_draws)]
+per_sample = spectral.flip_curve(pd.concat(draws, ignore_index=True), by=["model", "item_id", "perturbation"])
+fig, axes = plt.subplots(len(samples), 2, figsize=(7.0, 2.3 * len(samples)), squeeze=False)
+for row, iid in zip(axes, samples.item_id, strict=True):
+    for j, band in enumerate(["low", "high", "all"]):
+        g = per_sample[(per_sample.item_id == iid) & (per_sample.perturbation == f"noise_{band}")]
+        row[0].plot(g.param, g.flip_rate, "-o", ms=3, color=figures.PALETTE[j], label=band)
+        row[1].plot(g.param, g.signed_margin, "-o", ms=3, color=figures.PALETTE[j])
+    row[0].set(xscale="log", ylabel=f"flip rate ({noise_draws} draws)", title=f"{MODELS[0]} · {iid}",
+               ylim=(-0.05, 1.05))
+    row[1].set(xscale="log", ylabel="mean signed margin")
+    row[1].axhline(0, color="k", lw=0.8)
+    for ax in row:
+        ax.set_xticks(*EPS_TICKS)
+        ax.minorticks_off()
+for ax in axes[-1]:
+    ax.set_xlabel("noise std ε")
+axes[0, 0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig16-per-sample-noise")
+plt.show()
+
+# %%
+levels = list(range(1, len(frequency.FINE_CUTOFFS) + 1))
+abl = sweep.predictions(MODELS, fitems, {"lowpass_fine": levels, "highpass_fine": levels}, methods=METHODS,
+                        corrupt_fn=frequency.fine_ablation, param_fn=frequency.fine_param, **SWEEP).table
+abl_pairs = instability.flip_pairs(abl)
+thr = spectral.flip_thresholds(abl_pairs, "smallest").merge(
+    spectral.flip_thresholds(abl_pairs, "first").rename(columns={"threshold": "first_flip"}),
+    on=["model", "perturbation", "item_id"])
+display(thr.groupby(["model", "perturbation"]).agg(
+    flipped=("threshold", lambda s: float(s.notna().mean())), median_smallest=("threshold", "median"),
+    median_first=("first_flip", "median")).round(3))
+fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.8), sharey=True)
+bins = np.geomspace(0.015, 1.6, 16)
+for ax, col, title in zip(axes, ["threshold", "first_flip"], ["smallest flipping cutoff", "first flip (mild → harsh)"],
+                          strict=True):
+    for j, (pert, name) in enumerate([("lowpass_fine", "low-pass keep"), ("highpass_fine", "high-pass keep")]):
+        ax.hist(thr[thr.perturbation == pert][col].dropna(), bins=bins, alpha=0.6, color=figures.PALETTE[j + 2],
+                label=name)
+    ax.set(xscale="log", xlabel="cutoff c (fraction of Nyquist)", title=title)
+axes[0].set_ylabel("items × models")
+axes[0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig18-ablation-flip-thresholds")
+plt.show()
+
+acurve = spectral.flip_curve(abl_pairs[abl_pairs.model == MODELS[0]], by=["model", "item_id", "perturbation"])
+fig, axes = plt.subplots(1, len(samples), figsize=(3.6 * len(samples), 2.7), squeeze=False, sharey=True)
+for ax, iid in zip(axes[0], samples.item_id, strict=True):
+    for j, (pert, name) in enumerate([("lowpass_fine", "low-pass keep"), ("highpass_fine", "high-pass keep")]):
+        g = acurve[(acurve.item_id == iid) & (acurve.perturbation == pert)].sort_values("param")
+        ax.plot(g.param, g.signed_margin, "-o", ms=3, color=figures.PALETTE[[0, 3][j]], label=name)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set(xscale="log", xlabel="cutoff c", title=f"{MODELS[0]} · {iid}")
+axes[0, 0].set_ylabel("signed margin of the base option")
+axes[0, 0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig19-ablation-margins")
+plt.show()
+
+# %% [markdown]
+# **Natural perturbations as spectral drift** (App. F.4, Fig. 15). For every perturbation instance of the
+# sweep, the relative change of each frequency band of the image, phase included:
+# $D_{\mathrm{band}} = \sum_{\mathrm{band}} |X' - X|^2 / \sum_{\mathrm{band}} |X|^2$ over the channels' DFTs (low
+# $0 < \rho \le 0.25$, mid $0.25 < \rho \le 0.5$, high $\rho > 0.5$). A cyclic shift keeps every magnitude: its
+# drift is pure phase.
+
+# %%
+recs = {r.item_id: r for r in items.itertuples()}
+inst = pairs[["model", "item_id", "perturbation", "level", "flip"]]
+uniq = inst[["item_id", "perturbation", "level"]].drop_duplicates()
+spec_rows = []
+for r in uniq.itertuples():
+    clean_img = data.load_image(recs[r.item_id].image_ref)
+    bad = corrupt.apply(clean_img, r.perturbation, int(r.level), seed=seed, key=r.item_id)
+    spec_rows.append({"item_id": r.item_id, "perturbation": r.perturbation, "level": r.level,
+                      **frequency.spectral_drift(clean_img, bad)})
+sd = inst.merge(pd.DataFrame(spec_rows), on=["item_id", "perturbation", "level"])
+fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.9), sharey=True)
+perts = [p for p in NATURAL if p in set(sd.perturbation)]
+xb = np.arange(len(perts))
+for ax, (name, sub) in zip(axes, [("all instances", sd), ("flip-inducing", sd[sd.flip])], strict=True):
+    m = sub.groupby("perturbation")[list(frequency.DRIFT_BANDS)].mean().reindex(perts)
+    for j, band in enumerate(frequency.DRIFT_BANDS):
+        ax.bar(xb + (j - 1) * 0.27, m[band], width=0.27, color=figures.PALETTE[j], label=band)
+    ax.set_xticks(xb, [label(p) for p in perts], rotation=40, ha="right")
+    ax.set(title=name, yscale="log")
+axes[0].set_ylabel("relative band change D_band")
+axes[0].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
+plt.show()
+
+# %% [markdown]
+# **Frequency-constrained PGD** (F.3, Table 29, Fig. 20):
+#
+# $$ \delta_{t+1} = \Pi_{\lVert\delta\rVert_\infty \le \epsilon}\Big(\mathrm{Proj}_{\mathrm{band}}\big(\delta_t
+# + \alpha \cdot \mathrm{sign}(\nabla_\delta \mathcal L(x + \delta_t))\big)\Big), $$
+#
+# untargeted on the base prediction ($\mathcal L = -\log p(\mathrm{base} \mid x + \delta)$ over the option
+# distribution), $\epsilon = 8/255$, $\alpha = 2/255$, 20 steps, in pixel space, the low band or the high band
+# (ideal DFT masks); $\Pi$ also keeps $x + \delta$ in $[0, 1]$. The result is quantised to `uint8` and rescored
+# through the normal scoring path. Gradients are taken with respect to the image's pixels before the processor
+# (its rescale and normalisation rebuilt in torch and checked against it: exact for the organisms). The $L_\infty$
+# clip puts energy back outside the band: the table gives the in-band share that is left. Attack success is
+# $1 -$ adversarial accuracy; PFR is the share of predictions that changed.
+
+# %%
+pitems = items.groupby("task", group_keys=False).head(math.ceil(pgd_items / items.task.nunique()))
+pitems = pitems.head(pgd_items).reset_index(drop=True)
+pimgs = [data.load_image(r) for r in pitems.image_ref]
+clean_p = pred[(pred.perturbation == "clean") & pred.item_id.isin(pitems.item_id)]
+adv_preds, deltas, attacked = {}, {}, []
+for m in MODELS:
+    lm = vlm_models.load(m, **LOAD)
+    meth = model_method(m)
+    base = clean_p[clean_p.model == m].set_index("item_id").loc[pitems.item_id, "pred_idx"].tolist()
+    try:
+        attack.pixel_path(lm, pimgs[0])
+    except NotImplementedError as exc:
+        print(f"PGD not run for {m}: {exc}")
+        continue
+    attacked.append(m)
+    for mode in attack.MODES:
+        out = attack.pgd(lm, pitems, pimgs, base, mode=mode, method=meth, template=template, batch_size=batch_size,
+                         progress=progress)
+        adv = score.predict(lm, pitems, out["adv"], methods=[meth], template=template, seed=seed,
+                            perturbation=f"pgd_{mode}", level=1, batch_size=batch_size, model_name=m)
+        adv_preds.setdefault(mode, []).append(adv.assign(in_band=out["in_band"]))
+        deltas.setdefault(mode, []).extend(out["delta"])
+adv_preds = {k: pd.concat(v, ignore_index=True) for k, v in adv_preds.items()}
+t29 = attack.pgd_table(clean_p, adv_preds) if adv_preds else pd.DataFrame()
+print(f"Table 29 — eps = {attack.EPS:.5f} (8/255), alpha = {attack.ALPHA:.5f} (2/255), {attack.STEPS} steps, "
+      f"{len(pitems)} items")
+display(t29.round(4))
+fig, axes = plt.subplots(1, 4, figsize=(10.5, 2.6))
+for j, mode in enumerate([md for md in attack.MODES if md in deltas]):
+    prof = np.nanmean([frequency.radial_profile(d)[1] for d in deltas[mode]], axis=0)
+    centres = frequency.radial_profile(deltas[mode][0])[0]
+    axes[0].plot(centres, prof, "-o", ms=3, color=figures.PALETTE[j], label=f"{mode} PGD")
+    axes[j + 1].imshow(0.5 + deltas[mode][0] / (2 * attack.EPS))
+    figures.image_axes(axes[j + 1], f"{mode} PGD: δ (grey = 0, full range = ±ε)")
+axes[0].axvspan(0, 0.25, color="0.9", zorder=0)
+axes[0].axvspan(0.5, np.sqrt(2), color="0.95", zorder=0)
+axes[0].set(yscale="log", xlabel="radial frequency ρ (shaded: low and high bands)", ylabel="mean power of δ",
+            title="Fig. 20 — radial energy")
+axes[0].legend(fontsize=7)
+fig.suptitle(f"δ of {pitems.item_id[0]}, {attacked[0] if attacked else 'no model'}", x=0.62, fontsize=8)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
+plt.show()
+
+# %% [markdown]
+# ## Photometric check (App. A.7)
+#
+# Corruptions that cannot move objects or change spatial relations — blur, JPEG, motion blur, noise, brightness,
+# contrast, at the mildest ImageNet-C severity — still flip answers if the instability is representational
+# rather than a change of ground truth. (ImageNet-C's mildest JPEG is quality 25, harsher than the paper's
+# JPEG-70.)
+
+# %%
+photo = sweep.predictions(MODELS, items, {c: [photometric_level] for c in photometric}, methods=METHODS,
+                          **SWEEP).table
+tphoto = instability.ifr_iv(instability.flip_pairs(photo), union=())
+display(pd.concat([tphoto, t1[t1.perturbation.isin(["translate", "pad_crop", "rotate"])]]).pivot_table(
+    index="perturbation", columns="model", values="IFR", sort=False).round(3))
+
+# %% [markdown]
+# ## Scale (§5, Table 5, Figs. 2 and 5)
+#
+# The paper compares sizes within a family: accuracy rises with scale while flip rates and vulnerability do
+# not fall, and both error injection (R→W) and correction (W→R) grow. This section runs on the zoo's size
+# ladder (models of role `ladder`, ordered by `ladder_rung`, sized by `lm_parameters`), or on the models named
+# in `ladder`; it says what is missing when there is none.
+
+# %%
+def size_of(name: str) -> float:
+    if name in vlm_models.zoo.names():
+        meta = vlm_models.zoo.meta(name)
+        if meta.get("lm_parameters"):
+            return float(meta["lm_parameters"])
+    return float(sum(p.numel() for p in vlm_models.load(name, **LOAD).model.parameters()))
+
+
+scale_models = LADDER if len(LADDER) >= 2 else MODELS
+if len(LADDER) < 2:
+    print(f"Missing: the zoo holds {len(LADDER)} organism(s) of role 'ladder' (a size ladder is being trained); "
+          f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) stays undecided.")
+    scale_pred, scale_pairs = pred, pairs
+elif set(LADDER) <= set(MODELS):  # the probe sweep already scored them
+    scale_pred, scale_pairs = pred[pred.model.isin(LADDER)], pairs[pairs.model.isin(LADDER)]
+else:
+    scale_pred = sweep.predictions(scale_models, items, NATURAL, methods=METHODS, **SWEEP).table
+    scale_pairs = instability.split_ground_truth(instability.flip_pairs(scale_pred), GT)[0]
+sizes = {m: size_of(m) for m in scale_models}
+t5 = instability.scale_table(scale_pred, scale_pairs, sizes)
+display(t5.round(3))
+t1_scale = instability.ifr_iv(scale_pairs)
+fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.9))
+perts = [p for p in NATURAL if p in set(t1_scale.perturbation)] + ["any"]
+xs = np.arange(len(perts))
+for i, m in enumerate(t5.model):
+    g = t1_scale[t1_scale.model == m].set_index("perturbation").reindex(perts)
+    w = 0.8 / len(t5)
+    axes[0].bar(xs + (i - (len(t5) - 1) / 2) * w, g.IFR, width=w, color=figures.PALETTE[i % 8],
+                label=f"{m} ({sizes[m] / 1e6:.2f} M)")
+axes[0].set_xticks(xs, [label(p) for p in perts], rotation=40, ha="right")
+axes[0].set(ylabel="IFR", title="Fig. 2 — flip rate by model size")
+axes[0].legend(fontsize=6)
+axes[1].plot(t5["size"] / 1e6, t5["R→W share"], "-o", label="R→W (error injection)")
+axes[1].plot(t5["size"] / 1e6, t5["W→R share"], "-s", label="W→R (correction)")
+axes[1].set(xlabel="parameters (M)", ylabel="share of union instances", title="Fig. 5 — transitions by size")
+axes[1].legend(fontsize=7)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig2-fig5-scale")
+plt.show()
+
+# %% [markdown]
+# Further item sources (`cross_sources`; the paper's MMMU val) repeat the label tables.
+
+# %%
+cross = []
+for src in cross_sources:
+    citems = sweep.item_source(src, n_per_family=n_per_family, seed=seed, image_size=image_size, max_items=max_items)
+    cpairs = instability.split_ground_truth(instability.flip_pairs(
+        sweep.predictions(MODELS, citems, NATURAL, methods=METHODS, **SWEEP).table), GT)[0]
+    cross.append(instability.ifr_iv(cpairs).assign(source=src))
+if cross:
+    display(pd.concat(cross).round(3))
+else:
+    print("no cross sources (parameter cross_sources)")
+
+# %% [markdown]
+# ## Findings (i)-(v), checked on these models
+#
+# Each finding of the paper's introduction is a check with numbers (`vlmrobust.metrics.drift_observations`).
+# They are read on the organisms: a check that fails says the organisms do not show the pattern. A larger
+# variant (more items per family, every evaluated organism, and a size ladder once the zoo holds one) tightens
+# the intervals and decides finding (iv); `params/05_representation_drift/paper.yaml` runs the paper's models.
+
+# %%
+kept = drift.with_flips(Pk[Pk.regime == drift_regime], pairs)
+kept = kept[kept.flip == False].rename(columns={"cos": "d"})  # noqa: E712 (a boolean column with NaN)
+ctrl_q = {m: float(np.quantile(drift.control_values(P, drift_regime, "cos", model=m), 0.05)) for m in MODELS}
+obs = drift_observations.same_answer_observations(
+    t1, kept, ctrl_q, t4, t5, t2, pope, shift, family="" if len(LADDER) >= 2 else " (no role ladder in the zoo)")
+with pd.option_context("display.max_colwidth", None):
+    display(obs)
+
+# %% [markdown]
+# ## Result tables
+#
+# Written to `results/05_representation_drift/`: the predictions and probe rows of the sweep (parquet), every
+# table above and the observations (CSV).
+
+# %%
+pred.to_parquet(OUT / "predictions.parquet", index=False)
+P.drop(columns=["state", "state_layers"]).to_parquet(OUT / "probes.parquet", index=False)
+for name, df in {"table1_ifr_iv": t1, "table1_set_apart": instability.ifr_iv(excluded, by=["model", "task"], union=()),
+                 "overlay_decomposition": dec, "table2_transitions": t2, "table3_invariance": t3,
+                 "table4_drift_vs_control_cos": t4, "table7_drift_vs_control_l2": t7, "layer_curves": curves,
+                 "noise_floor": floor, "table28_dirichlet": t28, "pope_prior": prior.prior_summary(prior_rows),
+                 "pope_transitions": pope, "pope_margin_shift": shift, "noise_flip_curves": ncurve,
+                 "ablation_thresholds": thr, "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5,
+                 "observations": obs}.items():
+    df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
+repro.save_env_snapshot(OUT)
+print(sorted(p.name for p in OUT.iterdir()))
