@@ -198,6 +198,21 @@ def test_signals_and_condition_summary():
         vread.signal_rows(pd.concat([pred, pred[pred.method == "letter"].assign(method="loglik")]), items)
 
 
+def test_verbal_wordings_table():
+    items = sv.scene_items(sv.synth_scenes(2, seed=0), abstain=["none"])
+    conds = [("clean", 0, np.nan), ("fog_physical+box", 5, 15.625)]
+    rng = np.random.default_rng(1)
+    preds = {v: _pred(items, conds, rng) for v in ("v1", "v2")}
+    preds = {v: p[p.method == "verbal"] for v, p in preds.items()}
+    acc = vread.condition_summary(_pred(items, conds, rng), items)
+    t6 = vread.verbal_wordings_table(preds, acc)
+    assert len(t6) == 2 and {"v1", "v2", "parse_v1", "accuracy"} <= set(t6.columns)
+    clean = preds["v2"][preds["v2"].perturbation == "clean"]
+    row = t6[t6.perturbation == "clean"].iloc[0]
+    assert row.v2 == pytest.approx(clean.verbal_conf.mean()) and row.parse_v2 == clean.verbal_conf.notna().mean()
+    assert row.accuracy == pytest.approx(acc[acc.perturbation == "clean"].accuracy.mean())
+
+
 def test_calibration_by_level_by_hand():
     long = pd.DataFrame({
         "model": "m", "task": "t2", "arm": "fog", "V": [np.inf] * 4 + [10.0] * 4, "scene": list("abcdabcd"),

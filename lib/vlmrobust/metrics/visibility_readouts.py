@@ -32,7 +32,8 @@ import pandas as pd
 from ..schema import CLEAN
 from .calibration import ece, error_auroc, reliability
 
-__all__ = ["INTERNAL", "signal_rows", "signals_long", "condition_summary", "calibration_by_level",
+__all__ = ["INTERNAL", "signal_rows", "signals_long", "condition_summary", "verbal_wordings_table",
+           "calibration_by_level",
            "pooled_reliability", "object_transmittance", "accuracy_vs_transmittance", "measured_fog_gain",
            "visibility_for_gain", "imagenet_fog_visibility", "interp_log_v"]
 
@@ -111,7 +112,8 @@ def condition_summary(pred: pd.DataFrame, items: pd.DataFrame, **kw) -> pd.DataF
 
     ``verbal_parse`` is the share of ``verbal`` rows whose confidence parsed (NaN
     when the condition has none); ``n_questions`` counts the questions without an
-    abstain option. Seed 003 Tables IV, VIII and IX–X are read from it.
+    abstain option (scored plainly or with the confidence request). Seed 003
+    Tables IV, VIII and IX–X are read from it.
     """
     rows = signal_rows(pred, items, **kw)
     rows["param"] = rows["param"].fillna(-1.0)  # the clean condition's NaN parameter as a key (restored below)
@@ -120,11 +122,30 @@ def condition_summary(pred: pd.DataFrame, items: pd.DataFrame, **kw) -> pd.DataF
     means = means.reindex(columns=["accuracy", "internal", "verbal", "abstain", "abstain2"])
     vb = rows[rows["signal"] == "verbal"]
     parse = vb.assign(ok=vb["value"].notna()).groupby(keys)["ok"].mean().rename("verbal_parse")
-    n = rows[rows["signal"] == "accuracy"].groupby(keys).size().rename("n_questions")
+    n = rows[rows["abstain"] == "none"].groupby(keys)["item_id"].nunique().rename("n_questions")
     out = means.join(parse).join(n).reset_index()
     out.columns.name = None
     out["param"] = out["param"].where(out["param"] >= 0)
     return out.dropna(subset=["n_questions"]).reset_index(drop=True)
+
+
+def verbal_wordings_table(by_wording: Mapping[str, pd.DataFrame], accuracy: pd.DataFrame) -> pd.DataFrame:
+    """Seed 003 Table VI: mean verbalized confidence per condition under each wording, beside the accuracy.
+
+    ``by_wording`` maps a wording name (``v1``, ``v2``, ...) to the ``verbal``
+    predictions on the same items and conditions; ``accuracy`` is
+    :func:`condition_summary` of the main run on those items. One row per
+    (model, perturbation, level, param) with a mean column per wording, its parse
+    rate (``parse_<wording>``) and ``accuracy``.
+    """
+    keys = ["model", "perturbation", "level", "param"]
+    parts = []
+    for name, pred in by_wording.items():
+        g = pred.assign(parsed=pred["verbal_conf"].notna()).groupby(keys, dropna=False)
+        parts.append(g.agg(**{name: ("verbal_conf", "mean"), f"parse_{name}": ("parsed", "mean")}))
+    out = pd.concat(parts, axis=1).reset_index()
+    acc = accuracy.groupby(keys, dropna=False)["accuracy"].mean().reset_index()
+    return out.merge(acc, how="left", on=keys).sort_values(["model", "perturbation", "level"]).reset_index(drop=True)
 
 
 def calibration_by_level(long: pd.DataFrame, n_bins: int = 10) -> pd.DataFrame:
