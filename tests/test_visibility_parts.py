@@ -287,6 +287,9 @@ def test_obs_fall_within_decade_holds_and_fails():
     slow = vis.signal_cube(_cube([1.0, 0.95, 0.85, 0.75, 0.65, 0.55, 0.45, 0.35, 0.3]))
     assert vobs.obs_fall_within_decade(sharp).reproduced is True
     assert vobs.obs_fall_within_decade(slow).reproduced is False
+    before = vis.signal_cube(_cube([1.0, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25]))
+    check = vobs.obs_fall_within_decade(before)  # the whole fall lies before the first level: undecided
+    assert check.reproduced is None and "before the first level" in check.measured
 
 
 def _spots_frame(rows):

@@ -354,10 +354,11 @@ def format_w(w: float, kind: str, lo: float = np.nan, hi: float = np.nan) -> str
 
 
 def format_v(v: float, kind: str) -> str:
-    """V_acc as printed: ``12.4``, ``≥ 250``, ``< 1.95``, ``n/a``."""
+    """V_acc as printed: ``12.4``, ``707``, ``≥ 250``, ``< 1.95``, ``n/a`` (three digits, no exponent)."""
     if kind == "n/a" or not np.isfinite(v):
         return "n/a"
-    return f"{v:.3g}" if kind == "=" else f"{kind} {v:.3g}"
+    text = f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+    return text if kind == "=" else f"{kind} {text}"
 
 
 def table_v(spots: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,16 @@ import numpy as np
 import pandas as pd
 
 from .observations import Check, observations_table
-from .visibility import CROSSED, NEVER, SignalCube, first_crossing, format_v, level_means
+from .visibility import (
+    AT_FIRST,
+    CROSSED,
+    NEVER,
+    SignalCube,
+    crossing_interval,
+    first_crossing,
+    format_v,
+    level_means,
+)
 
 __all__ = ["obs_fall_within_decade", "obs_water_harsher", "obs_confident_stay_confident", "obs_abstain_tracks",
            "obs_imagenet_tens_of_metres", "obs_controls_at_chance", "obs_aware_control", "visibility_observations"]
@@ -33,32 +42,42 @@ def obs_fall_within_decade(cube: SignalCube, ratio: float = 10.0, min_gap: float
 
     Per cell whose clean accuracy is at least ``min_gap`` above chance:
     ``V_90`` and ``V_10``, the first crossings of chance + 90 % and + 10 % of the
-    way to the clean accuracy (linear in log V, as V_acc). Holds when every such
-    cell reaches ``V_10`` inside the sweep and ``V_90 / V_10 <= ratio``.
+    way to the clean accuracy (linear in log V, as V_acc), each an interval as in
+    :func:`~vlmrobust.metrics.visibility.crossing_interval`; the ratio
+    ``V_90 / V_10`` is then an interval too. Holds when every decided cell's ratio
+    is at most ``ratio``; a cell whose ratio interval lies above ``ratio`` fails it;
+    a cell whose fall lies wholly before the first level (both crossings there) or
+    is otherwise undecided is left out.
     """
     means = level_means(cube)
     acc, clean, ch = means[:, 0, 1:], means[:, 0, 0], cube.chance
     ok = clean - ch >= min_gap
     v90, s90 = first_crossing(acc, cube.levels_m, ch + 0.9 * (clean - ch))
     v10, s10 = first_crossing(acc, cube.levels_m, ch + 0.1 * (clean - ch))
+    lo90, hi90 = crossing_interval(v90, s90)
+    lo10, hi10 = crossing_interval(v10, s10)
     parts, verdict = [], []
     for c, cell in enumerate(cube.cells.itertuples(index=False)):
         if not ok[c]:
             continue
-        if s10[c] == NEVER:
-            parts.append(f"{cell.model} {cell.task} {cell.arm}: never within 10 % of chance")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_lo = lo90[c] / hi10[c]  # the smallest ratio the two intervals allow
+        name = f"{cell.model} {cell.task} {cell.arm}"
+        if s90[c] == CROSSED and s10[c] == CROSSED:
+            parts.append(f"{name}: {r_lo:.1f}x")
+            verdict.append(bool(r_lo <= ratio))
+        elif np.isfinite(r_lo) and r_lo > ratio:
+            parts.append(f"{name}: > {r_lo:.1f}x" + (" (never within 10 % of chance)" if s10[c] == NEVER else ""))
             verdict.append(False)
-            continue
-        r = v90[c] / v10[c]
-        bound = "≥ " if s90[c] != CROSSED else ""
-        parts.append(f"{cell.model} {cell.task} {cell.arm}: {bound}{r:.1f}x")
-        verdict.append(bool(r <= ratio))
+        else:
+            parts.append(f"{name}: undecided (" + ("the fall lies before the first level" if s10[c] == AT_FIRST
+                                                   else f"{r_lo:.1f}x or more") + ")")
     return Check(
         "accuracy falls from near its clean value to chance within about a factor of 10 in V",
         "t2 accuracy falls to chance within a factor of about ten in V; V_acc 12.1-15.9 m in fog, 20.5-38.6 m "
         "under water (Fig. 3, Table V)",
-        f"V_90 / V_10 <= {ratio:g} in every cell whose clean accuracy is >= {min_gap} above chance (V_90, V_10: "
-        "first crossings of chance + 90 % / 10 % of the way to clean)",
+        f"V_90 / V_10 <= {ratio:g} in every decided cell whose clean accuracy is >= {min_gap} above chance (V_90, "
+        "V_10: first crossings of chance + 90 % / 10 % of the way to clean)",
         "; ".join(parts) or "no cell with clean accuracy above chance", all(verdict) if verdict else None)
 
 
