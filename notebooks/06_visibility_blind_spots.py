@@ -128,6 +128,27 @@ print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b
                         "(no aware organism, no talker): the positive control and the verbal lens are not available"))
 
 # %% [markdown]
+# ## Choices this notebook makes (seed 003 prints no method section)
+#
+# * **Tasks.** Synthetic scenes of the `colour` family; t2's three distractors have three other colours (so
+#   that the organisms can tell them apart when they see the object), t3's false question names t2's first
+#   distractor; the options' order is seeded per scene and the same in every abstain variant.
+# * **Box after the degradation.** The `+box` perturbations repaint the pixels that have the box's exact
+#   colour after degrading (for ImageNet-C fog the box pixels are blacked out first, so the image maximum
+#   that sets its gain is the box-free one except under the box's outline).
+# * **Signals.** Internal confidence = `confidence` (the chosen option's probability renormalised over the
+#   options; parameter `internal`); verbalized confidence = mean over parsed answers; accuracy and internal
+#   confidence from the questions without an abstain option, each abstain rate from its own variant.
+# * **Blind spot.** Mid-levels as in `vlmrobust.metrics.visibility` (confidence half-way to chance, abstain
+#   half-way to 1); first crossing, interpolated linearly in $\log V$; bounds from intervals; n/a for a clean
+#   abstain rate above 0.5 and for a clean value less than `min_gap` above chance; 95 % percentile intervals
+#   over `n_boot` resamples of the scenes.
+# * **Transmittance of the object.** Measured per arm and level on probe images, mean of the three channels.
+# * **ImageNet-C gain.** Measured on each image with the haze cancelled by a same-maximum reference (see below).
+# * **Controls.** Blank = uniform grey 128 with the box; shuffled = a seeded derangement of the scenes; sky-only
+#   = the sky (infinite depth) set to the arm's veiling light, every other pixel unchanged.
+
+# %% [markdown]
 # ## Shared scenes, two tasks, the box drawn after the degradation
 #
 # Every scene holds one **boxed object**. The identification task **t2** asks "What is the object inside the
@@ -327,9 +348,9 @@ def signals_figure(task: str, slug: str, title: str):
                 ax.plot([x_clean], [MEANS[c, k, 0]], "s", ms=3, color=COLORS[cell.model])
                 drawn += 1
             if not drawn:
-                ax.text(0.5, 0.5, "n/a: not parseable" if sig == "verbal" else "n/a", transform=ax.transAxes,
+                ax.text(0.5, 0.75, "n/a: not parseable" if sig == "verbal" else "n/a", transform=ax.transAxes,
                         ha="center", va="center", fontsize=8, color="0.4")
-            if sig in ("accuracy", "internal", "verbal"):
+            elif sig in ("accuracy", "internal", "verbal"):
                 ax.axhline(CUBE.chance[CUBE.cells.task.to_numpy() == task][0], color="0.5", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_xlim(x_clean * 1.4, CUBE.levels_m[-1] / 1.4)  # murkier to the right
