@@ -142,13 +142,34 @@ def load_image(ref: str) -> np.ndarray:
 def load_depth(ref: str | None) -> np.ndarray | None:
     """Metric ray distance (float32 ``H×W``, metres, ``inf`` for sky) behind ``ref``.
 
-    Returns ``None`` when ``ref`` is ``None`` (the item has no depth).
+    ``ref`` is a ``synth://`` reference (exact depth of a synthetic scene) or the
+    path of a ``.npy`` file holding the float array (e.g. written by
+    :func:`vlmrobust.assets.store_depth`). Returns ``None`` when ``ref`` is ``None``
+    (the item has no depth).
     """
     if ref is None or (isinstance(ref, float) and np.isnan(ref)):
         return None
+    if isinstance(ref, str) and ref.endswith(".npy") and not ref.startswith("synth://"):
+        return _load_depth_file(ref)
     if not isinstance(ref, str) or not ref.startswith("synth://"):
-        raise ImageError(f"depth_ref must be a synth:// reference or None, got {ref!r}")
+        raise ImageError(f"depth_ref must be a synth:// reference, a .npy file of metres or None, got {ref!r}")
     return _load_cached(ref)[1]
+
+
+@lru_cache(maxsize=1024)
+def _load_depth_file(ref: str) -> np.ndarray:
+    path = Path(os.path.expanduser(ref))
+    if not path.is_file():
+        raise ImageError(f"depth file not found: {ref!r}")
+    try:
+        depth = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ImageError(f"cannot read depth file {ref!r}: {exc}") from exc
+    if depth.ndim != 2 or not np.issubdtype(depth.dtype, np.floating):
+        raise ImageError(f"depth file {ref!r} must hold a float H×W array of metres, got {depth.dtype} {depth.shape}")
+    depth = np.ascontiguousarray(depth, dtype=np.float32)
+    depth.flags.writeable = False
+    return depth
 
 
 def _items_frame(rows: list[dict]) -> pd.DataFrame:

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 __all__ = ["REPO_ROOT", "COMMITTED_FIGURES", "results_root", "fig_root", "results_dir", "fig_dir", "shards_dir",
-           "params_dir", "notebooks_dir"]
+           "assets_dir", "params_dir", "notebooks_dir"]
 
 
 def _find_repo_root() -> Path:
@@ -71,6 +71,18 @@ def shards_dir(create: bool = True) -> Path:
     same model, items and condition read the same file.
     """
     path = results_root() / "shards"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def assets_dir(create: bool = True) -> Path:
+    """Derived images and depth maps that items point to (``<results root>/assets``), created on demand.
+
+    Files there are named by the hash of their content (:mod:`vlmrobust.assets`), so
+    an item's reference changes whenever its pixels do, and sweep shard keys with it.
+    """
+    path = results_root() / "assets"
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path

@@ -16,6 +16,8 @@ natural       translate, pad_crop, scale, scale_pad, rotate                     
 overlay       text_overlay, random_text, box_overlay                                 002 §A.6
 frequency     noise_low, noise_high, noise_all, lowpass_keep, highpass_keep          002 App. F
 visibility    fog_physical, underwater                                               003
+boxed         <base>+box: fog and water (paper and extended ladders), ImageNet-C fog, 003
+              the sky-only and blank controls; the red box drawn after the degradation
 ============  =====================================================================  ==========
 
 Two more families of seed 001 hold the traversal fills: ``fill`` (the four traversals
@@ -36,7 +38,7 @@ TextOverlay levels (letters) that avoid a model's base prediction (seed 002).
 
 from __future__ import annotations
 
-from . import escalation, frequency, imagenet_c, natural, overlays, physical, weather
+from . import boxed, escalation, frequency, imagenet_c, natural, overlays, physical, weather
 from ._core import (
     MIN_SIDE,
     PerturbationInfo,
@@ -82,7 +84,7 @@ def _register_all() -> None:
             fn = getattr(weather, name)
         doc = (fn.__doc__ or "").strip().splitlines()[0]
         register(imagenet_c.spec_info(name, family, pname, unit, params, random, doc), fn)
-    for module in (escalation, natural, overlays, frequency, physical):
+    for module in (escalation, natural, overlays, frequency, physical, boxed):
         module.register_all()
 
 

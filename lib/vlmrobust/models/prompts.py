@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..schema import LETTERS
 
-__all__ = ["TEMPLATES", "CONFIDENCE_REQUEST", "Template", "LetterTokenError",
+__all__ = ["TEMPLATES", "CONFIDENCE_REQUEST", "CONFIDENCE_WORDINGS", "Template", "LetterTokenError",
            "mcq_text", "build_prompt", "letter_token_ids", "continuation_ids"]
 
 AnswerFormat = Literal["letters", "text"]
@@ -17,6 +17,19 @@ CONFIDENCE_REQUEST = (
     "After your answer, on a new line, state how confident you are that your answer is correct, "
     "as a number from 0 to 100, in the format 'Confidence: N'."
 )
+
+
+#: Seed 003, Table VI: three wordings of the confidence request. ``v1`` is the seed's main wording
+#: (Table II); the seed does not print ``v2`` and ``v3``, so these are the project's own: ``v2`` asks for a
+#: calibrated percentage and names unclear images, ``v3`` is a terse form. Every wording keeps the
+#: ``Confidence: N`` format that :func:`vlmrobust.score.parse_confidence` reads.
+CONFIDENCE_WORDINGS: dict[str, str] = {
+    "v1": CONFIDENCE_REQUEST,
+    "v2": ("After your answer, on a new line, write 'Confidence: N', where N from 0 to 100 is the percentage of "
+           "answers like this one that you expect to be correct; use a low number when the image is too unclear "
+           "to decide."),
+    "v3": "Then write 'Confidence: N' with N from 0 to 100.",
+}
 
 
 class LetterTokenError(ValueError):
@@ -29,7 +42,9 @@ class Template:
 
     ``head`` formats the question (``{question}``), ``option`` one lettered option
     (``{letter}``, ``{text}``), ``sep`` joins head, options and ``tail``;
-    ``prefill`` is text the assistant turn starts with (after the generation prompt).
+    ``prefill`` is text the assistant turn starts with (after the generation prompt);
+    ``confidence`` is the verbalized-confidence request appended when one is asked for
+    (seed 003's main wording unless the template names another).
     """
 
     name: str
@@ -41,6 +56,7 @@ class Template:
     options_sep: str | None = None
     shows_options: bool = True
     source: str = ""
+    confidence: str = CONFIDENCE_REQUEST
 
 
 TEMPLATES: dict[str, Template] = {
@@ -59,11 +75,23 @@ TEMPLATES: dict[str, Template] = {
         "Answer with the letter of the correct option.", prefill="Answer:",
         source="seed 003, Table II (assistant turn prefilled with 'Answer:')",
     ),
+    "seed003_yn": Template(
+        "seed003_yn", "{question}", "", " ", "Answer with Yes or No.", prefill="Answer:", shows_options=False,
+        source="seed 003, Table II, t3 without the abstain option (options scored as text, e.g. ' Yes' / ' No')",
+    ),
     "open": Template(
         "open", "{question}", "", "\n", "Answer with a word.", shows_options=False,
         source="open answers (training of the model organisms)",
     ),
 }
+
+
+# Seed 003 Table VI: the same prompts with the confidence wordings v2 and v3.
+TEMPLATES.update({
+    f"{base}_conf_{v}": replace(TEMPLATES[base], name=f"{base}_conf_{v}", confidence=CONFIDENCE_WORDINGS[v],
+                                source=f"{TEMPLATES[base].source}; confidence request {v} (seed 003 Table VI)")
+    for base in ("vlmrobust", "seed003") for v in ("v2", "v3")
+})
 
 
 def _template(template: str | Template) -> Template:
@@ -78,8 +106,8 @@ def mcq_text(question: str, options: list[str] | tuple[str, ...], template: str 
              *, confidence: bool = False) -> str:
     """The text of the user turn for a multiple-choice question.
 
-    ``confidence=True`` appends the verbalized-confidence request of seed 003
-    (Table II) on a new line. Raises ``ValueError`` for an empty question, fewer
+    ``confidence=True`` appends the template's verbalized-confidence request on
+    a new line (seed 003 Table II's wording unless the template names another). Raises ``ValueError`` for an empty question, fewer
     than one or more than 26 options, or an empty option.
     """
     tpl = _template(template)
@@ -98,7 +126,7 @@ def mcq_text(question: str, options: list[str] | tuple[str, ...], template: str 
     parts.append(tpl.tail)
     text = tpl.sep.join(parts)
     if confidence:
-        text = text + "\n" + CONFIDENCE_REQUEST
+        text = text + "\n" + tpl.confidence
     return text
 
 

@@ -1,0 +1,689 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
+# %% [markdown]
+# # 06 · Visibility blind spots: does confidence follow the loss of visibility?
+#
+# Fog and water are swept on a physical axis, the visibility range V in metres, over scenes with exact metric
+# depth; at each level we read accuracy, the internal and the verbalized confidence and an explicit abstain
+# option, and measure how far in V each awareness signal lags behind accuracy: the blind-spot width W.
+#
+# * **Reproduces:** seed 003 (*Visibility blind spots*): Tables IV–X and Figs. 2–8 on the model organisms, and
+#   the paper's claims in a closing observations table; its Table V follows from its Tables IX–X under the
+#   definitions used here (`tests/test_visibility.py`).
+# * **You will learn:** where accuracy falls to chance on the metre axis, whether a model's confidence, its
+#   stated confidence or its abstain option fall with it, how calibration and error detection degrade, what an
+#   ImageNet-C fog severity is worth in metres, and what blank and shuffled images reveal.
+
+# %%
+import json
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from IPython.display import display
+from matplotlib.patches import Patch
+
+from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep, synth
+from vlmrobust.metrics import visibility as vis
+from vlmrobust.metrics import visibility_obs as vobs
+from vlmrobust.metrics import visibility_readouts as vread
+from vlmrobust.models import zoo
+from vlmrobust.models.prompts import CONFIDENCE_WORDINGS, TEMPLATES
+from vlmrobust.synth import visibility as scenes_mod
+
+NB_ID = "06_visibility_blind_spots"
+figures.use_style()
+pd.set_option("display.max_rows", 400)
+pd.set_option("display.max_columns", 40)
+pd.set_option("display.width", 200)
+
+# %% tags=["parameters"]
+models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated and control organisms
+items_source: str = "synth"  # synth (shared synthetic scenes) or coco (COCO-style annotations and images)
+coco_annotations: str = ""  # COCO instances JSON file when items_source is coco
+coco_images: str = ""  # folder of the COCO images when items_source is coco
+n_scenes: int = 12  # scenes; each gives one t2 and two t3 questions, in three abstain variants
+image_size: int = 64  # side of the synthetic scenes in pixels (the organisms see 64 x 64)
+seed: int = 0  # seed of the scenes, option orders, the shuffled control and the bootstrap
+wording: str = "organisms"  # prompts: organisms (their own template) or seed003 (Table II wording)
+internal: str = "confidence"  # internal confidence: confidence (renormalised over the options) or token_prob
+ladder: str = "extended"  # visibility ladder: paper (250 m to 1.95 m) or extended (from 16000 m)
+sky_cap_m: float = 0.0  # sky depth in metres for the fog and water arms (0 keeps it infinite, as the paper)
+sky_only: bool = True  # run the sky-only control (the sky becomes the veiling light, t is 1 elsewhere)
+depth_provider: str = "exact"  # exact (synthetic depth), pipeline (a metric depth model) or plane (constant plane)
+depth_model: str = ""  # metric depth model of the pipeline provider (hub id or folder)
+depth_fov_deg: float = 60.0  # horizontal field of view assumed for real images (planar to ray depth)
+plane_m: float = 10.0  # distance of the constant-plane depth fallback in metres
+verbal: str = "auto"  # verbalized confidence sweep: auto (models whose clean answers parse), all or none
+table6_scenes: int = 300  # scenes asked with the confidence wordings v2 and v3 (Table VI)
+n_boot: int = 1000  # bootstrap resamples of the scenes (95 percent intervals)
+min_gap: float = 0.1  # a clean value must exceed chance by this much for its crossing to be defined
+murky_m: float = 15.625  # Fig. 5 pools the levels at or below this visibility in metres
+n_fog_scenes: int = 0  # scenes measured for Table VII (0 means every scene)
+batch_size: int = 16  # items per forward pass
+torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
+progress: bool = True  # progress bars
+
+# %%
+MODELS = sweep.resolve_models(models, default=("evaluated", "control"))
+items_source = params.check("items_source", items_source, str, choices=["synth", "coco"])
+n_scenes = params.check("n_scenes", n_scenes, int, lo=2, hi=100_000)
+image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
+seed = params.check("seed", seed, int, lo=0)
+wording = params.check("wording", wording, str, choices=list(scenes_mod.WORDINGS))
+internal = params.check("internal", internal, str, choices=list(vread.INTERNAL))
+ladder = params.check("ladder", ladder, str, choices=["paper", "extended"])
+sky_cap_m = params.check("sky_cap_m", sky_cap_m, float, lo=0.0)
+sky_only = params.check("sky_only", sky_only, bool)
+depth_provider = params.check("depth_provider", depth_provider, str, choices=list(depth.PROVIDERS))
+depth_fov_deg = params.check("depth_fov_deg", depth_fov_deg, float, lo=1.0, hi=179.0)
+plane_m = params.check("plane_m", plane_m, float, lo=0.0, lo_open=True)
+verbal = params.check("verbal", verbal, str, choices=["auto", "all", "none"])
+table6_scenes = params.check("table6_scenes", table6_scenes, int, lo=0)
+n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
+min_gap = params.check("min_gap", min_gap, float, lo=0.0, hi=1.0)
+murky_m = params.check("murky_m", murky_m, float, lo=0.0, lo_open=True)
+n_fog_scenes = params.check("n_fog_scenes", n_fog_scenes, int, lo=0)
+batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
+progress = params.check("progress", progress, bool)
+if items_source == "coco" and not (coco_annotations and coco_images):
+    raise params.ParameterError("items_source 'coco' needs parameters 'coco_annotations' (instances JSON) and "
+                                "'coco_images' (the image folder)")
+if items_source == "synth" and depth_provider == "pipeline" and not depth_model:
+    raise params.ParameterError("depth_provider 'pipeline' needs parameter 'depth_model' (a metric depth model)")
+if items_source == "coco" and depth_provider == "exact":
+    raise params.ParameterError("real images have no exact depth: set depth_provider to 'pipeline' or 'plane'")
+if depth_provider == "pipeline" and not depth_model:
+    raise params.ParameterError("depth_provider 'pipeline' needs parameter 'depth_model' (a metric depth model)")
+
+BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in MODELS}
+SKY_CAP = sky_cap_m if sky_cap_m > 0 else math.inf
+ARMS = {"fog_physical+box": "fog", "underwater+box": "water"}
+EXT = {"fog_physical_ext+box": "fog", "underwater_ext+box": "water"}
+ARM_LEVELS = {name: list(corrupt.info(name).levels) for name in ARMS}
+if ladder == "extended":  # the six levels above 250 m; the paper's eight come from the arms above
+    ARM_LEVELS.update({name: list(range(1, 7)) for name in EXT})
+    ARMS = {**ARMS, **EXT}
+LEVEL_OF = {n: {corrupt.info(n).param(lv): lv for lv in lvs} for n, lvs in ARM_LEVELS.items()}
+FULL_CONDITIONS = {"blank+box": [1]}  # every abstain variant: Table VIII reads both abstain rates on the blank image
+PLAIN_CONDITIONS = {"fog+box": [1, 2, 3, 4, 5]}  # accuracy only (Tables VII, VIII): questions without abstain
+if sky_only:
+    PLAIN_CONDITIONS.update({"sky_only_fog+box": [1], "sky_only_water+box": [1]})
+SWEEP = dict(seed=seed, batch_size=batch_size, torch_threads=torch_threads, progress=progress)
+repro.seed_everything(seed)
+torch.set_num_threads(torch_threads)
+OUT = paths.results_dir(NB_ID)
+COLORS = figures.model_colors(MODELS)
+print(f"models: {MODELS}")
+print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b) or "no control organism in the zoo "
+                        "(no aware organism, no talker): the positive control and the verbal lens are not available"))
+
+# %% [markdown]
+# ## Choices this notebook makes (seed 003 prints no method section)
+#
+# * **Tasks.** Synthetic scenes of the `colour` family; t2's three distractors have three other colours (so
+#   that the organisms can tell them apart when they see the object), t3's false question names t2's first
+#   distractor; the options' order is seeded per scene and the same in every abstain variant.
+# * **Box after the degradation.** The `+box` perturbations repaint the pixels that have the box's exact
+#   colour after degrading (for ImageNet-C fog the box pixels are blacked out first, so the image maximum
+#   that sets its gain is the box-free one except under the box's outline).
+# * **Signals.** Internal confidence = `confidence` (the chosen option's probability renormalised over the
+#   options; parameter `internal`); verbalized confidence = mean over parsed answers; accuracy and internal
+#   confidence from the questions without an abstain option, each abstain rate from its own variant.
+# * **Blind spot.** Mid-levels as in `vlmrobust.metrics.visibility` (confidence half-way to chance, abstain
+#   half-way to 1); first crossing, interpolated linearly in $\log V$; bounds from intervals; n/a for a clean
+#   abstain rate above 0.5 and for a clean value less than `min_gap` above chance; 95 % percentile intervals
+#   over `n_boot` resamples of the scenes.
+# * **Transmittance of the object.** Measured per arm and level on probe images, mean of the three channels.
+# * **ImageNet-C gain.** Measured on each image with the haze cancelled by a same-maximum reference (see below).
+# * **Controls.** Blank = uniform grey 128 with the box; shuffled = a seeded derangement of the scenes; sky-only
+#   = the sky (infinite depth) set to the arm's veiling light, every other pixel unchanged.
+
+# %% [markdown]
+# ## Shared scenes, two tasks, the box drawn after the degradation
+#
+# Every scene holds one **boxed object**. The identification task **t2** asks "What is the object inside the
+# red box?" with four names (the object and three others, here of three other colours, since colour is what
+# the organisms resolve best); the verification task **t3** asks "Is the object inside the red box a(n)
+# {obj}?" twice, about the object (yes) and about the first distractor (no). Each question comes without an
+# abstain option and with each of seed 003's two abstain wordings as the last option. Chance is $1/K$ over
+# the answer options: 1/4 for t2, 1/2 for t3.
+#
+# Seed 003 adds the red box **to the degraded image**, so the box never fades. The sweep engine sees the
+# boxed clean image; the `+box` perturbations of `vlmrobust.corrupt.boxed` degrade it and paint the box again,
+# which equals degrading the box-free image and then drawing the box, byte for byte, for every per-pixel
+# degradation.
+#
+# Depth comes from a **depth provider**: the synthetic world's exact ray distance by default; for real images
+# a metric depth model through a `transformers` pipeline, or a constant plane, with planar depth $z$ turned
+# into ray distance $r = z\sqrt{1 + ((u-c_x)^2 + (v-c_y)^2)/f^2}$ at a stated field of view.
+
+# %%
+if items_source == "synth":
+    SCENES = scenes_mod.synth_scenes(n_scenes, seed, image_size)
+    PROVIDER = None if depth_provider == "exact" else depth.make_provider(
+        depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m)
+    SCENES_RAW = depth.attach_depth(SCENES, PROVIDER)  # the depth without a sky cap (sky-only control, Table VII)
+    SCENES_ARM = depth.attach_depth(SCENES_RAW, None, sky_cap_m=SKY_CAP)
+else:
+    PROVIDER = depth.make_provider(depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m)
+    SCENES_RAW = depth.real_scenes(coco_annotations, coco_images, n_scenes, seed, PROVIDER, progress=progress)
+    SCENES_ARM = depth.attach_depth(SCENES_RAW, None, sky_cap_m=SKY_CAP)
+ITEMS = scenes_mod.scene_items(SCENES_RAW, wording=wording)
+ITEMS_ARM = scenes_mod.scene_items(SCENES_ARM, wording=wording)
+META = scenes_mod.item_meta(ITEMS)
+PLAIN = ITEMS[META.loc[ITEMS.item_id, "abstain"].to_numpy() == "none"].reset_index(drop=True)
+PLAIN_ARM = ITEMS_ARM[ITEMS_ARM.item_id.isin(PLAIN.item_id)].reset_index(drop=True)
+SHUFFLED = scenes_mod.shuffled_items(PLAIN, SCENES_RAW, seed)
+print(f"{len(SCENES_RAW)} scenes ({items_source}), {len(ITEMS)} questions "
+      f"({(ITEMS.task == 't2').sum()} t2, {(ITEMS.task == 't3').sum()} t3 over "
+      f"{len(scenes_mod.ABSTAIN_VARIANTS)} abstain variants); depth: "
+      f"{'exact synthetic ray distance' if PROVIDER is None else PROVIDER.name}; sky depth in the arms: "
+      f"{'infinite' if math.isinf(SKY_CAP) else f'{SKY_CAP:g} m'}")
+display(ITEMS[ITEMS.item_id.str.startswith(SCENES_RAW.scene_id[0])][["item_id", "task", "question", "options",
+                                                                    "answer_idx", "abstain_idx"]])
+tpl_t2, _ = scenes_mod.templates(wording, "t2", "none")
+print(f"prompt template {tpl_t2!r} ({TEMPLATES[tpl_t2].source})")
+
+# %%
+sc0 = SCENES_RAW.iloc[0]
+img0, dep0 = data.load_image(sc0.image_ref), data.load_depth(sc0.depth_ref)
+show_levels = [1, 3, 5, 6, 7, 8]
+rows = [("fog", "fog_physical+box", show_levels), ("water", "underwater+box", show_levels),
+        ("ImageNet-C fog", "fog+box", [1, 2, 3, 4, 5]),
+        ("controls", None, ["sky_only_fog+box", "sky_only_water+box", "blank+box", "shuffled"])]
+fig, axes = plt.subplots(len(rows) + 1, 6, figsize=(8.4, 1.6 * (len(rows) + 1)))
+top = [("clean", img0), ("depth (m)", None)]
+for i, (title, im) in enumerate(top):
+    ax = axes[0, i]
+    if im is None:
+        shown = ax.imshow(np.where(np.isfinite(dep0), dep0, np.nan), cmap="viridis")
+        fig.colorbar(shown, ax=ax, fraction=0.046)
+    else:
+        ax.imshow(im)
+    figures.image_axes(ax, title)
+for i, v in enumerate([62.5, 7.8125]):
+    ax = axes[0, 2 + i]
+    ax.imshow(corrupt.transmittance(dep0, v), vmin=0, vmax=1, cmap="gray")
+    figures.image_axes(ax, f"t at V = {v:g} m")
+for ax in axes[0, 4:]:
+    ax.axis("off")
+shuffled_img = data.load_image(SHUFFLED.image_ref[0])
+for r, (label, name, cols) in enumerate(rows, start=1):
+    for c in range(6):
+        ax = axes[r, c]
+        if c >= len(cols):
+            ax.axis("off")
+            continue
+        if name is None:
+            nm = cols[c]
+            im = shuffled_img if nm == "shuffled" else corrupt.apply(img0, nm, 1, depth=dep0, key=sc0.scene_id)
+            figures.image_axes(ax, nm.replace("+box", ""))
+        else:
+            lv = cols[c]
+            im = corrupt.apply(img0, name, lv, seed=seed, key=sc0.scene_id, depth=dep0)
+            p = corrupt.info(name).param(lv)
+            figures.image_axes(ax, f"{label} {p:g} m" if label != "ImageNet-C fog" else f"severity {lv}")
+        ax.imshow(im)
+fig.suptitle("Fig. 2 analogue: one scene under the degradations (red box drawn after each)", fontsize=9)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig2-scene-under-degradations")
+plt.show()
+
+# %% [markdown]
+# ## The sweeps
+#
+# Fog follows Koschmieder's law, $I = J\,t + A(1-t)$ with $t = e^{-\beta d}$ and $\beta = 3.912/V$ (2 %
+# contrast threshold), in linear RGB on the ray distance $d$; the underwater arm attenuates each channel in
+# proportion to pure water's absorption spectrum (`vlmrobust.corrupt.physical`). The paper's eight levels run
+# from $V = 250$ m to $1.953125$ m by factors of 2; the extended ladder starts at 16,000 m. Per model the 24
+# conditions of the paper: clean, 8 fog, 8 water, 5 ImageNet-C fog, blank and shuffled (plus the sky-only
+# control). All predictions come from `vlmrobust.sweep.predictions`, the shared, content-keyed shard cache.
+#
+# Verbalized confidence needs generated text: every model is first asked with the confidence request on the
+# clean images; with `verbal = "auto"` only the models whose answers parse there are swept (the others are
+# "n/a" throughout).
+#
+# The default ladder is the **extended** one: the model organisms already lose most of their accuracy at the
+# paper's clearest level, 250 m, where a boxed object 10 m away keeps 86 % of its contrast; the six levels
+# from 16,000 m to 500 m find where that loss begins. Scenes are few by default (`n_scenes`), so the
+# intervals are wide; `params/06_visibility_blind_spots/paper.yaml` runs 1,000 COCO scenes.
+
+# %%
+def score(models_, items_, conditions, methods=None, confidence="v1", include_clean=True):
+    """Predictions for ``items_`` (grouped by the template each task and abstain variant needs)."""
+    if not models_:
+        return pd.DataFrame(columns=list(schema.PRED_COLUMNS))
+    meta = scenes_mod.item_meta(items_)
+    groups: dict[tuple, list] = {}
+    for iid, task in zip(items_.item_id, items_.task, strict=True):
+        tpl, meth = scenes_mod.templates(wording, task, meta.loc[iid, "abstain"], confidence)
+        groups.setdefault((tpl, tuple(meth) if meth else None), []).append(iid)
+    parts = []
+    for (tpl, meth), ids in groups.items():
+        sub = items_[items_.item_id.isin(ids)].reset_index(drop=True)
+        use = list(methods) if methods is not None else (list(meth) if meth else None)
+        res = sweep.predictions(models_, sub, conditions, methods=use, template=tpl, include_clean=include_clean,
+                                **SWEEP)
+        parts.append(res.table)
+    return pd.concat(parts, ignore_index=True)
+
+
+ARM_CONDITIONS = {n: ARM_LEVELS[n] for n in ARMS}
+if math.isinf(SKY_CAP):
+    parts = [score(MODELS, ITEMS, {**ARM_CONDITIONS, **FULL_CONDITIONS})]
+else:  # capped sky depth in the arms only; clean and the controls keep the scenes' own depth
+    parts = [score(MODELS, ITEMS, FULL_CONDITIONS), score(MODELS, ITEMS_ARM, ARM_CONDITIONS, include_clean=False)]
+PRED = pd.concat(parts + [score(MODELS, PLAIN, PLAIN_CONDITIONS, include_clean=False)], ignore_index=True)
+PRED_SHUF = score(MODELS, SHUFFLED, {})
+PROBE = score(MODELS, PLAIN, {}, methods=["verbal"])
+PARSE_CLEAN = PROBE.groupby("model")["verbal_conf"].apply(lambda s: float(s.notna().mean())).reindex(MODELS)
+VERBAL_MODELS = [m for m in MODELS if verbal == "all" or (verbal == "auto" and PARSE_CLEAN[m] > 0)]
+verbal_conds = {**ARM_CONDITIONS, "blank+box": [1]}
+if math.isinf(SKY_CAP):
+    PRED_VERBAL = score(VERBAL_MODELS, PLAIN, verbal_conds, methods=["verbal"])
+else:
+    PRED_VERBAL = pd.concat([score(VERBAL_MODELS, PLAIN, {"blank+box": [1]}, methods=["verbal"]),
+                             score(VERBAL_MODELS, PLAIN_ARM, ARM_CONDITIONS, methods=["verbal"],
+                                   include_clean=False)], ignore_index=True)
+PRED_VERBAL = pd.concat([PRED_VERBAL, PROBE[~PROBE.model.isin(VERBAL_MODELS)]], ignore_index=True)
+display(pd.DataFrame({"clean parse rate of 'Confidence: N'": PARSE_CLEAN.round(3),
+                      "verbal sweep": ["yes" if m in VERBAL_MODELS else "n/a" for m in MODELS]}))
+ALL = pd.concat([PRED, PRED_VERBAL], ignore_index=True)
+methods_used = PRED.groupby("model")["method"].agg(lambda s: ", ".join(sorted(set(s))))
+print("scoring methods: " + ", ".join(f"{m}: {k}" for m, k in methods_used.items()))
+
+# %% [markdown]
+# ## Every signal at every level (Tables IX–X, Figs. 3 and 8)
+#
+# At each level: accuracy; the **internal confidence**, the probability of the chosen option (here the
+# `confidence` column, renormalised over the answer options so that chance is exactly $1/K$; `token_prob`, the
+# same option's probability over the whole vocabulary, is the alternative parameter); the mean **verbalized
+# confidence** over parsed answers, with its parse rate; the **abstain rate** with the main wording ("I cannot
+# tell, the image is too unclear to decide.") and with "I don't know" (abstain 2).
+
+# %%
+LONG = vread.signals_long(ALL, ITEMS, ARMS, internal=internal)  # ITEMS_ARM has the same ids and meta
+CUBE = vis.signal_cube(LONG)
+MEANS = vis.level_means(CUBE)
+LEVEL_COLS = ["clean"] + [f"{v:g}" for v in CUBE.levels_m]
+tables_9_10 = pd.concat([
+    pd.DataFrame(MEANS[:, k, :], columns=LEVEL_COLS).assign(signal=sig, **CUBE.cells[["model", "task", "arm"]])
+    for k, sig in enumerate(vis.SIGNALS)], ignore_index=True)
+tables_9_10 = tables_9_10[["model", "task", "arm", "signal", *LEVEL_COLS]]
+tables_9_10["signal"] = pd.Categorical(tables_9_10["signal"], vis.SIGNALS)
+tables_9_10 = tables_9_10.sort_values(["task", "model", "arm", "signal"], kind="stable").reset_index(drop=True)
+for task, label in [("t2", "Table IX: identification (t2)"), ("t3", "Table X: verification (t3)")]:
+    print(label + "; NaN: not available (no parseable verbalized confidence)")
+    display(tables_9_10[tables_9_10.task == task].round(2))
+PARSE = vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
+PARSE = PARSE[PARSE.perturbation.isin([*ARMS, schema.CLEAN])].assign(
+    V=lambda d: np.where(d.perturbation == schema.CLEAN, "clean", d.param.map(lambda v: f"{v:g}")))
+print("parse rate of the verbalized confidence ('Confidence: N') per level (clean only for models not swept):")
+display(PARSE.pivot_table(index=["model", "task"], columns="V", values="verbal_parse", sort=False).round(2))
+
+
+def signals_figure(task: str, slug: str, title: str):
+    arms = list(dict.fromkeys(CUBE.cells.arm))
+    fig, axes = plt.subplots(len(arms), len(vis.SIGNALS), figsize=(2.35 * len(vis.SIGNALS), 2.3 * len(arms)),
+                             sharex=True, sharey=True, squeeze=False)
+    x_clean = CUBE.levels_m[0] * 2.2
+    for r, arm in enumerate(arms):
+        for k, sig in enumerate(vis.SIGNALS):
+            ax = axes[r, k]
+            drawn = 0
+            for c, cell in CUBE.cells.iterrows():
+                if cell.task != task or cell.arm != arm or not np.isfinite(MEANS[c, k]).any():
+                    continue
+                ax.plot(CUBE.levels_m, MEANS[c, k, 1:], "-o", ms=2.5, color=COLORS[cell.model], label=cell.model)
+                ax.plot([x_clean], [MEANS[c, k, 0]], "s", ms=3, color=COLORS[cell.model])
+                drawn += 1
+            if not drawn:
+                ax.text(0.5, 0.75, "n/a: not parseable" if sig == "verbal" else "n/a", transform=ax.transAxes,
+                        ha="center", va="center", fontsize=8, color="0.4")
+            elif sig in ("accuracy", "internal", "verbal"):
+                ax.axhline(CUBE.chance[CUBE.cells.task.to_numpy() == task][0], color="0.5", lw=0.8, ls=":")
+            ax.set_xscale("log")
+            ax.set_xlim(x_clean * 1.4, CUBE.levels_m[-1] / 1.4)  # murkier to the right
+            ax.set(ylim=(-0.03, 1.03), title=f"{arm}: {sig}")
+            if r == len(arms) - 1:
+                ax.set_xlabel("visibility V (m); square: clean")
+        axes[r, 0].set_ylabel(f"{arm}\nmean")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=min(6, len(labels)), bbox_to_anchor=(0.5, -0.03))
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    figures.save(fig, NB_ID, slug)
+    plt.show()
+
+
+signals_figure("t2", "fig3-signals-vs-visibility-t2", "Fig. 3: identification (t2), accuracy and awareness "
+               "signals against V (dotted: chance)")
+signals_figure("t3", "fig8-signals-vs-visibility-t3", "Fig. 8: verification (t3), same conventions (chance 0.5)")
+
+# %% [markdown]
+# ## Two murky levels (Table IV)
+#
+# Accuracy, mean internal and verbalized confidence and both abstain rates at $V = 7.8$ m and $V = 1.95$ m.
+
+# %%
+murky = [v for v in (7.8125, 1.953125) if v in set(CUBE.levels_m)]
+t4_parts = []
+for v in murky:
+    li = 1 + int(np.flatnonzero(CUBE.levels_m == v)[0])
+    part = pd.DataFrame(MEANS[:, :, li], columns=["Acc.", "Int.", "Verb.", "Abst.", "Abst. 2"])
+    part.columns = pd.MultiIndex.from_product([[f"V={v:g} m"], part.columns])
+    t4_parts.append(part)
+table_4 = pd.concat([CUBE.cells[["model", "task", "arm"]]] + [p.set_axis(
+    [f"{a} {b}" for a, b in p.columns], axis=1) for p in t4_parts], axis=1)
+display(table_4.round(2))
+
+# %% [markdown]
+# ## The blind-spot width (Table V, Fig. 4)
+#
+# For accuracy the **mid-level** is half-way between the clean accuracy and chance, $m = (a_0 + 1/K)/2$;
+# $V_{\mathrm{acc}}$ is its **first crossing**, scanning from the clearest level towards the murkiest,
+# interpolated linearly in $\log V$ between the two adjacent levels $j-1, j$:
+#
+# $$\log V^\ast = \log V_{j-1} + \frac{y_{j-1} - m}{y_{j-1} - y_j}\,(\log V_j - \log V_{j-1}).$$
+#
+# For the abstain rates the mid-level is half-way between the clean rate and 1; for the internal and
+# verbalized confidence half-way between the clean value and chance (stated: the paper's rows cannot tell
+# this from half-way to 0). The blind-spot width of a signal is
+#
+# $$W = \log_{10}\frac{V_{\mathrm{acc}}}{V_{\mathrm{aware}}},$$
+#
+# positive when the signal reacts only in murkier air than accuracy. A signal that never reaches its mid-level
+# inside the sweep gives the lower bound $W \ge \log_{10}(V_{\mathrm{acc}}/V_{\min})$ ("≥", hatched bars);
+# accuracy already below its mid-level at the first level gives $V_{\mathrm{acc}} \ge V_1$. A clean abstain rate
+# above 0.5 makes W not interpretable, and so does a clean accuracy or confidence less than `min_gap` above
+# chance (n/a, no bar). Intervals: 95 % percentile bootstrap over **scenes** (both t3 questions of a scene,
+# every level, signal and arm resampled together), seeded, all cells in one vectorised pass.
+
+# %%
+SPOTS = vis.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
+                             min_gap=min_gap)
+table_5 = vis.table_v(SPOTS)
+display(table_5)
+print("flags: " + ("; ".join(sorted({f"{r.model} {r.task} {r.arm} {r.signal}: {r.flag}"
+                                     for r in SPOTS.itertuples() if r.flag})) or "none"))
+check = vis.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
+                             min_gap=min_gap)
+print("a second bootstrap with the same seed gives identical intervals:",
+      bool(np.array_equal(check[["w_lo", "w_hi"]].to_numpy(), SPOTS[["w_lo", "w_hi"]].to_numpy(), equal_nan=True)))
+
+# %%
+tasks = list(dict.fromkeys(CUBE.cells.task))
+fig, axes = plt.subplots(len(tasks), 1, figsize=(min(12, 1.4 + 0.95 * len(MODELS) * 2), 2.7 * len(tasks)),
+                         squeeze=False)
+sig_colors = dict(zip(vis.AWARE_SIGNALS, figures.PALETTE[:4], strict=True))
+HATCH = {"=": None, "≥": "///", "≤": "..."}  # lower bounds hatched, upper bounds dotted
+for ax, task in zip(axes[:, 0], tasks, strict=True):
+    sub = SPOTS[SPOTS.task == task]
+    groups = list(dict.fromkeys(zip(sub.model, sub.arm, strict=True)))
+    width = 0.8 / len(vis.AWARE_SIGNALS)
+    for g, (model, arm) in enumerate(groups):
+        for k, sig in enumerate(vis.AWARE_SIGNALS):
+            r = sub[(sub.model == model) & (sub.arm == arm) & (sub.signal == sig)].iloc[0]
+            if r.w_kind == "n/a":
+                continue
+            x = g + (k - 1.5) * width
+            ax.bar(x, r.w, width=width, color=sig_colors[sig], hatch=HATCH[r.w_kind],
+                   edgecolor="white" if r.w_kind == "=" else "black", linewidth=0.4)
+            if np.isfinite(r.w_lo):
+                ax.errorbar(x, r.w, yerr=[[max(r.w - r.w_lo, 0)], [max(r.w_hi - r.w, 0)]], color="black", lw=0.7,
+                            capsize=1.5)
+        if (sub[(sub.model == model) & (sub.arm == arm)].w_kind == "n/a").all():
+            ax.text(g, 0.05, "n/a", ha="center", va="bottom", fontsize=6, color="0.4")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xticks(range(len(groups)), [f"{m}\n{a}" for m, a in groups], fontsize=6, rotation=0)
+    ax.set(ylabel="W (decades)", title=f"{task}: blind-spot width W = log10(V_acc / V_aware)")
+handles = [Patch(color=sig_colors[s], label=s) for s in vis.AWARE_SIGNALS] + [
+    Patch(facecolor="white", edgecolor="black", hatch=HATCH["≥"], label="lower bound (≥)"),
+    Patch(facecolor="white", edgecolor="black", hatch=HATCH["≤"], label="upper bound (≤)")]
+fig.legend(handles=handles, loc="lower center", ncols=6, bbox_to_anchor=(0.5, -0.02))
+fig.tight_layout(rect=(0, 0.06, 1, 1))
+figures.save(fig, NB_ID, "fig4-blind-spot-width")
+plt.show()
+
+# %% [markdown]
+# ## Calibration and error detection per level (Fig. 5)
+#
+# The **expected calibration error** with 10 equal-width bins, $\mathrm{ECE} = \sum_b \frac{n_b}{N}\,
+# |\mathrm{acc}_b - \mathrm{conf}_b|$, and the **AUROC** of each confidence for telling right from wrong
+# answers (beyond the paper: 0.5 is no better than chance), at every level. Fig. 5 pools t2's murky levels
+# ($V \le 15.6$ m, fog and water) against the clean images.
+
+# %%
+CAL = vread.calibration_by_level(LONG)
+cal_wide = CAL.assign(level=np.where(np.isinf(CAL.V), "clean", CAL.V.map(lambda v: f"{v:g}"))).pivot_table(
+    index=["model", "task", "arm", "signal"], columns="level", values=["ece", "auroc"], sort=False)
+display(cal_wide.round(2))
+REL, REL_SUM = vread.pooled_reliability(LONG, task="t2", max_v=murky_m)
+display(REL_SUM.round(3))
+fig, axes = plt.subplots(1, len(MODELS), figsize=(2.4 * len(MODELS), 2.6), sharey=True, squeeze=False)
+for ax, m in zip(axes[0], MODELS, strict=True):
+    for pool, color in [("clean", figures.PALETTE[0]), ("murky", figures.PALETTE[3])]:
+        g = REL[(REL.model == m) & (REL.pool == pool) & (REL.n > 0)]
+        s = REL_SUM[(REL_SUM.model == m) & (REL_SUM.pool == pool)]
+        if g.empty:
+            continue
+        ax.plot(g.confidence, g.accuracy, "-o", ms=3, color=color,
+                label=f"{pool} (ECE {float(s.ece.iloc[0]):.2f}, n {int(s.n.iloc[0])})")
+    ax.plot([0, 1], [0, 1], color="0.6", lw=0.7, ls="--")
+    ax.set(title=m, xlabel="internal confidence", xlim=(0, 1), ylim=(0, 1))
+    ax.legend(fontsize=6, loc="upper left")
+axes[0, 0].set_ylabel("accuracy")
+fig.suptitle(f"Fig. 5: reliability of the internal confidence on t2, V <= {murky_m:g} m pooled (fog and water) "
+             "against clean", fontsize=9)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig5-reliability-murky-vs-clean")
+plt.show()
+
+# %% [markdown]
+# ## Abstaining under two wordings (Fig. 6), and the boxed object's own transmittance
+#
+# The abstain rate on t2 with the main wording and with "I don't know", with accuracy for reference. Then the
+# same accuracy against the **boxed object's transmittance** $t = e^{-\beta d_{\mathrm{obj}}}$ (measured on
+# probe images for each arm and level, mean over the three channels): the visibility V also fogs the sky,
+# which is infinitely far, so plotting against the object's own $t$ separates "the object is hidden" from "the
+# sky turned grey". The sky-only control changes nothing but the sky: where its accuracy (Table VIII) is
+# already far below the clean accuracy, a model reacts to the grey sky, not to the object, and its V_acc in
+# the sweeps measures that cue; `sky_cap_m` moves the sky to a finite distance to take the cue away.
+
+# %%
+arms = list(dict.fromkeys(CUBE.cells.arm))
+fig, axes = plt.subplots(len(arms), len(MODELS), figsize=(2.2 * len(MODELS), 2.2 * len(arms)), sharex=True,
+                         sharey=True, squeeze=False)
+for r, arm in enumerate(arms):
+    for ax, m in zip(axes[r], MODELS, strict=True):
+        c = int(np.flatnonzero((CUBE.cells.model == m) & (CUBE.cells.task == "t2") & (CUBE.cells.arm == arm))[0])
+        for k, (sig, style) in enumerate([("accuracy", "-"), ("abstain", "--"), ("abstain2", ":")]):
+            kk = vis.SIGNALS.index(sig)
+            ax.plot(CUBE.levels_m, MEANS[c, kk, 1:], style, marker="o", ms=2, color=figures.PALETTE[k], label=sig)
+        ax.set_xscale("log")
+        ax.set_xlim(CUBE.levels_m[0] * 1.3, CUBE.levels_m[-1] / 1.3)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"{m} · {arm}", fontsize=7)
+    axes[r, 0].set_ylabel("rate")
+for ax in axes[-1]:
+    ax.set_xlabel("V (m)")
+axes[0, -1].legend(fontsize=6)
+fig.suptitle("Fig. 6: abstain rate on t2, main wording (--) and 'I don't know' (:), with accuracy", fontsize=9)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig6-abstain-wordings")
+plt.show()
+
+ACC_T = vread.accuracy_vs_transmittance(LONG, ARMS, LEVEL_OF)
+fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.0), sharey=True)
+for ax, task in zip(axes, ["t2", "t3"], strict=True):
+    for m in MODELS:
+        for arm, style in [("fog", "-"), ("water", "--")]:
+            g = ACC_T[(ACC_T.model == m) & (ACC_T.task == task) & (ACC_T.arm == arm) & (ACC_T.n >= 5)]
+            ax.plot(g.t_mean, g.accuracy, style, marker="o", ms=2.5, color=COLORS[m],
+                    label=f"{m} {arm}" if task == "t2" else None)
+    ax.set_xscale("log")
+    ax.axhline(0.25 if task == "t2" else 0.5, color="0.5", lw=0.8, ls=":")
+    ax.set(xlabel="transmittance of the boxed object t (log)", title=f"{task}: accuracy against the object's t",
+           ylim=(0, 1.02))
+axes[0].set_ylabel("accuracy (bins with n >= 5)")
+axes[0].legend(fontsize=6, ncols=2)
+fig.tight_layout()
+figures.save(fig, NB_ID, "accuracy-vs-object-transmittance")
+plt.show()
+
+# %% [markdown]
+# ## Verbalized confidence under three wordings (Table VI)
+#
+# The confidence request of seed 003 (v1) and two wordings of our own (the paper does not print its v2 and v3):
+# v2 asks for the percentage of such answers expected to be right and names unclear images; v3 is terse. The
+# first `table6_scenes` scenes' t2 questions, at clean, fog 62.5, 15.6, 7.8 and 1.95 m and water 31.25 m.
+
+# %%
+print("\n".join(f"{k}: {v}" for k, v in CONFIDENCE_WORDINGS.items()))
+t6_scene_ids = set(SCENES_RAW.scene_id[: min(table6_scenes, len(SCENES_RAW))])
+T6_ITEMS = PLAIN[(PLAIN.task == "t2") & PLAIN.item_id.map(lambda i: META.loc[i, "scene"] in t6_scene_ids)]
+T6_CONDS = {"fog_physical+box": [3, 5, 6, 8], "underwater+box": [4]}
+if VERBAL_MODELS and len(T6_ITEMS):
+    T6 = {v: score(VERBAL_MODELS, T6_ITEMS.reset_index(drop=True), T6_CONDS, methods=["verbal"], confidence=v)
+          for v in ("v1", "v2", "v3")}
+    acc_main = vread.condition_summary(PRED[PRED.item_id.isin(T6_ITEMS.item_id)], T6_ITEMS, internal=internal)
+    table_6 = vread.verbal_wordings_table(T6, acc_main)
+else:
+    table_6 = pd.DataFrame({"model": MODELS, "note": "n/a: no parseable verbalized confidence (no talker)"})
+display(table_6.round(2) if "accuracy" in table_6 else table_6)
+
+# %% [markdown]
+# ## ImageNet-C fog on the metre axis (Table VII, Fig. 7)
+#
+# ImageNet-C fog multiplies intensity differences by a gain $g = m/(m+c)$ and adds a plasma haze. The gain is
+# **measured on each image**: the slope of corrupted on clean intensity differences over finite-depth pixels,
+# with the haze cancelled by a reference image of the same maximum and the same haze draw (clipping and 8-bit
+# truncation included, so severities 3 and 4, with the same $c$, need not coincide). Physical fog retains the
+# contrast $\bar t(V) = \overline{e^{-3.912\,d/V}}$ over the same pixels; $V_{\mathrm{eq}}$ solves
+# $\bar t(V_{\mathrm{eq}}) = g$ per image. Beside it, each model's t2 accuracy at that severity and its physical
+# fog accuracy interpolated at the median $V_{\mathrm{eq}}$.
+
+# %%
+fog_sc = SCENES_RAW if not n_fog_scenes else SCENES_RAW.head(n_fog_scenes)
+PER7, TABLE7 = vread.imagenet_fog_visibility([data.load_image(r) for r in fog_sc.clean_ref],
+                                            [data.load_depth(r) for r in fog_sc.depth_ref], list(fog_sc.scene_id),
+                                            seed=seed)
+summ = vread.condition_summary(PRED, ITEMS, internal=internal)
+t2 = summ[summ.task == "t2"]
+table_7 = TABLE7[["severity", "mean_gain", "analytic_gain", "median_v_m", "iqr_lo_m", "iqr_hi_m",
+                  "p90_over_p10"]].copy()
+for m in MODELS:
+    acc_sev = t2[(t2.model == m) & (t2.perturbation == "fog+box")].set_index("level")["accuracy"]
+    table_7[f"{m} acc."] = table_7.severity.map(acc_sev)
+    c = int(np.flatnonzero((CUBE.cells.model == m) & (CUBE.cells.task == "t2") & (CUBE.cells.arm == "fog"))[0])
+    table_7[f"{m} acc. at V_eq"] = vread.interp_log_v(CUBE.levels_m, MEANS[c, 0, 1:], table_7.median_v_m)
+display(table_7.round(3))
+
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+for i, m in enumerate(MODELS):
+    shift = 1.025 ** (i - (len(MODELS) - 1) / 2)  # spread the models' markers a little along V
+    c = int(np.flatnonzero((CUBE.cells.model == m) & (CUBE.cells.task == "t2") & (CUBE.cells.arm == "fog"))[0])
+    ax.plot(CUBE.levels_m, MEANS[c, 0, 1:], "-", color=COLORS[m], lw=1, label=m)
+    for _, r in table_7.iterrows():
+        acc = float(r[f"{m} acc."])
+        n = int(t2[(t2.model == m) & (t2.perturbation == "fog+box") & (t2.level == r.severity)].n_questions.iloc[0])
+        ci95 = 1.96 * math.sqrt(max(acc * (1 - acc), 1e-9) / n)  # binomial 95 % interval of the accuracy
+        x = r.median_v_m * shift
+        ax.errorbar(x, acc, xerr=[[x - r.iqr_lo_m * shift], [r.iqr_hi_m * shift - x]], yerr=ci95,
+                    fmt="o", ms=3, color=COLORS[m], lw=0.7, capsize=1.5)
+for _, r in table_7.iterrows():
+    ax.annotate(f"s{int(r.severity)}", (r.median_v_m, 0.99 - 0.05 * (int(r.severity) % 2)), fontsize=6, ha="center")
+ax.set_xscale("log")
+ax.set_xlim(max(250.0, 2 * float(np.nanmax(table_7.iqr_hi_m))) * 1.3, CUBE.levels_m[-1] / 1.3)  # the paper's ladder
+ax.set(xlabel="visibility V (m)", ylabel="t2 accuracy", ylim=(0, 1.05),
+       title="Fig. 7: physical fog curve with ImageNet-C severities at their median V_eq")
+ax.legend(fontsize=6)
+fig.tight_layout()
+figures.save(fig, NB_ID, "fig7-imagenet-fog-on-metre-axis")
+plt.show()
+
+# %% [markdown]
+# ## Image controls (Table VIII)
+#
+# A uniform grey image with the box kept (**blank**) and a seeded derangement of the scenes (**shuffled**:
+# another scene's clean pixels, this question's box): accuracy should fall to chance; on the blank image we
+# also read the internal and verbalized confidence and both abstain rates. The **sky-only** control replaces
+# only the sky by the veiling light (t = 1 elsewhere).
+
+# %%
+summ_verbal = vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
+shuf = vread.condition_summary(PRED_SHUF, SHUFFLED, internal=internal)
+ctrl_rows = []
+for m in MODELS:
+    for task in ("t2", "t3"):
+        def pick(frame, pert, col, m=m, task=task):
+            g = frame[(frame.model == m) & (frame.task == task) & (frame.perturbation == pert)]
+            return float(g[col].iloc[0]) if len(g) and col in g else np.nan
+        row = {"model": m, "task": task, "chance": 0.25 if task == "t2" else 0.5,
+               "clean": pick(summ, "clean", "accuracy"), "blank_accuracy": pick(summ, "blank+box", "accuracy"),
+               "shuffled_accuracy": pick(shuf, "clean", "accuracy"),
+               "blank_internal": pick(summ, "blank+box", "internal"),
+               "blank_verbal": pick(summ_verbal, "blank+box", "verbal"),
+               "blank_abstain": pick(summ, "blank+box", "abstain"),
+               "blank_abstain2": pick(summ, "blank+box", "abstain2"),
+               "n": pick(summ, "blank+box", "n_questions")}
+        if sky_only:
+            row["sky_only_fog_accuracy"] = pick(summ, "sky_only_fog+box", "accuracy")
+            row["sky_only_water_accuracy"] = pick(summ, "sky_only_water+box", "accuracy")
+            row["sky_only_fog_internal"] = pick(summ, "sky_only_fog+box", "internal")
+        ctrl_rows.append(row)
+table_8 = pd.DataFrame(ctrl_rows)
+display(table_8.round(2))
+
+# %% [markdown]
+# ## Observations
+#
+# Seed 003's claims, each checked by a function of `vlmrobust.metrics.visibility_obs` on this run's tables
+# (the rule and its thresholds in the `check` column). `reproduced` is empty where the run holds no data to
+# decide. The aware organism, where the zoo has it, is the positive control: a model whose abstain option
+# follows visibility by construction must show a small W.
+
+# %%
+OBS = vobs.visibility_observations(CUBE, SPOTS, TABLE7, table_8, BEHAVIOUR)
+with pd.option_context("display.max_colwidth", 400):
+    display(OBS)
+
+# %% [markdown]
+# ## Results
+#
+# Written to `results/06_visibility_blind_spots/`: the predictions (`predictions.parquet`, with the verbal,
+# shuffled and Table VI rows), the long signal table (`signals.parquet`), Tables IV–X (`table_4.csv` ...
+# `table_9_10.csv`), the blind-spot table with intervals and flags (`blind_spots.csv`), calibration per level
+# (`calibration_by_level.csv`, `reliability_fig5.csv`), accuracy against the object's transmittance, Table VII
+# per image, the observations and an environment snapshot.
+
+# %%
+pd.concat([ALL, PRED_SHUF], ignore_index=True).to_parquet(OUT / "predictions.parquet", index=False)
+LONG.to_parquet(OUT / "signals.parquet", index=False)
+tables_9_10.to_csv(OUT / "table_9_10.csv", index=False, float_format="%.6g")
+table_4.to_csv(OUT / "table_4.csv", index=False, float_format="%.6g")
+SPOTS.to_csv(OUT / "blind_spots.csv", index=False, float_format="%.6g")
+table_5.to_csv(OUT / "table_5.csv", index=False)
+table_6.to_csv(OUT / "table_6.csv", index=False, float_format="%.6g")
+table_7.to_csv(OUT / "table_7.csv", index=False, float_format="%.6g")
+PER7.to_csv(OUT / "table_7_per_image.csv", index=False, float_format="%.6g")
+table_8.to_csv(OUT / "table_8.csv", index=False, float_format="%.6g")
+CAL.to_csv(OUT / "calibration_by_level.csv", index=False, float_format="%.6g")
+REL.to_csv(OUT / "reliability_fig5.csv", index=False, float_format="%.6g")
+ACC_T.to_csv(OUT / "accuracy_vs_transmittance.csv", index=False, float_format="%.6g")
+OBS.to_csv(OUT / "observations.csv", index=False)
+(OUT / "scenes.json").write_text(json.dumps({"n_scenes": len(SCENES_RAW), "source": items_source,
+                                             "depth": "exact" if PROVIDER is None else PROVIDER.name,
+                                             "sky_cap_m": None if math.isinf(SKY_CAP) else SKY_CAP}, indent=1))
+repro.save_env_snapshot(OUT)
+print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
