@@ -255,7 +255,7 @@ def _coco(annotations: str | os.PathLike) -> tuple[dict, dict, dict]:
 
 def real_scenes(annotations: str | os.PathLike, images_dir: str | os.PathLike, n_scenes: int, seed: int,
                 provider: DepthProvider, *, min_area: float = 0.01, sky_cap_m: float = math.inf,
-                root: str | os.PathLike | None = None, progress: bool = True) -> pd.DataFrame:
+                root: str | os.PathLike | None = None, progress: bool | None = None) -> pd.DataFrame:
     """Scenes (:data:`vlmrobust.synth.visibility.SCENE_COLUMNS`) from COCO-style instance annotations.
 
     Choices (seed 003 states none of them): images are those with a non-crowd
@@ -270,9 +270,8 @@ def real_scenes(annotations: str | os.PathLike, images_dir: str | os.PathLike, n
     (:mod:`vlmrobust.corrupt.boxed`). Boxed and box-free images and the depth maps
     (with :func:`cap_sky` at ``sky_cap_m``) go to the asset store.
     """
-    from tqdm.auto import tqdm
-
     from . import assets, data, repro
+    from .progress import bar
     from .synth.raster import BOX_RGB, draw_box
 
     images, cats, by_image = _coco(annotations)
@@ -293,7 +292,7 @@ def real_scenes(annotations: str | os.PathLike, images_dir: str | os.PathLike, n
     rng = repro.rng("visibility-coco", int(seed))
     chosen = [usable[k] for k in sorted(rng.choice(len(usable), size=n_scenes, replace=False))]
     rows = []
-    for img_id in tqdm(chosen, desc="real scenes", disable=not progress):
+    for img_id in bar(chosen, desc="real scenes", progress=progress):
         im, ann = images[img_id], target(img_id)
         ref = str(folder / im["file_name"])
         pixels = np.array(data.load_image(ref), dtype=np.uint8, copy=True)
