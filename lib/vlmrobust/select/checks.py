@@ -71,8 +71,12 @@ def obs_split_kappa(kappa: np.ndarray, selected: np.ndarray, eligible: np.ndarra
 
 
 def obs_evaluated_gini(gini: np.ndarray, selected: np.ndarray, models: list[str], *, n_boot: int,
-                       rng: np.random.Generator, ci: float = 0.95) -> Check:
-    """The split stays responsive for the evaluated models: their mean top-1 Gini is higher on the split."""
+                       rng: np.random.Generator, ci: float = 0.95, kappa: np.ndarray | None = None) -> Check:
+    """The split stays responsive for the evaluated models: their mean top-1 Gini is higher on the split.
+
+    With ``kappa`` the measured text adds the rank correlation of the selectors' κ with the evaluated
+    models' Gini over the pool (how far the selectors' responsiveness carries over).
+    """
     if not len(models):
         return Check("the split stays responsive beyond the selectors (evaluated models' Gini higher on it)",
                      "Fig. 9(a): the 13 tested models' top-1 Gini on Bench-C occupies the high-κ region",
@@ -80,13 +84,16 @@ def obs_evaluated_gini(gini: np.ndarray, selected: np.ndarray, models: list[str]
                      "no evaluated model in this run", None)
     m = mean_shift(gini, selected, n_boot=n_boot, rng=rng, ci=ci)
     ok = None if not m["n_split"] or not np.isfinite(m["lo"]) else bool(m["lo"] > 0)
+    rho = ""
+    if kappa is not None and len(kappa) > 2:
+        rho = f"; Spearman ρ(selectors' κ, evaluated Gini) over the pool {spearmanr(kappa, gini).statistic:+.2f}"
     return Check(
         "the split stays responsive beyond the selectors (evaluated models' Gini higher on it)",
         "Fig. 9(a): the 13 tested models' top-1 Gini on Bench-C occupies the high-κ region, not the pool's "
         "low-κ mass",
         f"mean Gini (Eq. 2 over the evaluated models) on the split − on the pool > 0, with its {ci:.0%} bootstrap "
         "interval above 0",
-        f"{len(models)} evaluated model(s): {_shift_text(m, ci)}",
+        f"{len(models)} evaluated model(s): {_shift_text(m, ci)}{rho}",
         ok)
 
 
@@ -151,7 +158,7 @@ def selection_observations(paths: AnswerPaths, G: np.ndarray, selection, table: 
                               ci=ci)]
     g = np.zeros(len(selection.kappa)) if eval_gini is None else eval_gini
     checks.append(obs_evaluated_gini(g, selection.selected, eval_models if eval_gini is not None else [],
-                                     n_boot=n_boot, rng=rng, ci=ci))
+                                     n_boot=n_boot, rng=rng, ci=ci, kappa=selection.kappa))
     checks.append(obs_table_i(table, overlap))
     checks.append(obs_not_difficulty(paths, G, selection.kappa, selection.selected))
     return observations_table(checks)

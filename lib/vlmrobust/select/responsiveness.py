@@ -167,10 +167,12 @@ def path_counts(pred: np.ndarray, K: np.ndarray) -> np.ndarray:
         bad = np.argwhere((pred < 0) | (pred >= Kb))[0]
         raise ValueError(f"option index {int(pred[tuple(bad)])} at {tuple(int(b) for b in bad)} is outside "
                          f"[0, K = {int(K[bad[0]])})")
-    out = np.zeros(pred.shape[:-1], dtype=np.int64)
-    for k in range(int(K.max()) if K.size else 0):
-        c = (pred == k).sum(axis=-1, dtype=np.int64)
-        out += c * c
+    # Σ_k c_k² counts the ordered pairs of equal answers: L (each with itself) + 2 per equal pair i < j
+    L = pred.shape[-1]
+    out = np.full(pred.shape[:-1], L, dtype=np.int64)
+    for i in range(L):
+        for j in range(i + 1, L):
+            out += 2 * (pred[..., i] == pred[..., j])
     return out
 
 
