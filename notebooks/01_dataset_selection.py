@@ -43,7 +43,7 @@ models: list = []  # evaluated models whose Gini is compared on pool and split; 
 items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet, split:<name> or hf:<dataset>
 pool_sources: list = []  # several item sources pooled into one (non-empty replaces items_source)
 pool_size: int = 0  # balance the pool to this many items over sources and task families (0 keeps all)
-n_per_family: int = 6  # synthetic items per task family
+n_per_family: int = 8  # synthetic items per task family
 image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
 max_items: int = 0  # cap on items read from each file or dataset (0 means no cap)
 perturbations: list = []  # the selectors' corruptions (empty: the 19 ImageNet-C corruptions)
@@ -340,14 +340,15 @@ comp = pd.DataFrame({"pool": items.task.value_counts(normalize=True),
 comp["shift"] = comp.split - comp.pool
 comp = comp.sort_values("shift", ascending=False)
 display(comp.round(3))
-fig, axes = plt.subplots(1, 2 if items.source.nunique() > 1 else 1, figsize=(10, 3.2), squeeze=False)
+several = items.source.nunique() > 1
+fig, axes = plt.subplots(1, 2 if several else 1, figsize=(10 if several else 6.4, 3.2), squeeze=False)
 x = np.arange(len(comp))
 axes[0, 0].bar(x - 0.2, comp.pool, width=0.4, color="0.6", label="pool")
 axes[0, 0].bar(x + 0.2, comp.split, width=0.4, color=figures.PALETTE[3], label="split")
 axes[0, 0].set_xticks(x, comp.index, rotation=40, ha="right")
 axes[0, 0].set(ylabel="share", title="task families, pool → split")
 axes[0, 0].legend(fontsize=7)
-if items.source.nunique() > 1:
+if several:
     src = pd.DataFrame({"pool": items.source.value_counts(normalize=True),
                         "split": items.source[sel.selected].value_counts(normalize=True)}).fillna(0.0)
     xs = np.arange(len(src))
@@ -463,7 +464,7 @@ with pd.option_context("display.max_colwidth", None):
 # Written to `results/01_dataset_selection/`: per-question scores (`selection.csv`: κ, eligibility, ν, $e$, greedy
 # step, selected, each selector's mean G, the evaluated models' Gini), Table I, the selectors' shares, the
 # category shift and the observations (CSV), and an environment snapshot; timings are only shown above, so that
-# a rerun writes the same bytes. The default pool is small (54 questions, sized so the 19 × 5 sweep of three
+# a rerun writes the same bytes. The default pool is small (72 questions, sized so the 19 × 5 sweep of three
 # selectors takes about two minutes): a larger variant (`n_per_family: 30` or more, or the paper's pool) gives
 # a split of tens to hundreds of questions, tighter intervals and a Table I whose retentions mean more than
 # a handful of questions.

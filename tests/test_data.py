@@ -254,3 +254,18 @@ def test_parquet_export_of_a_hub_dataset(tmp_path):
     items = data.load_parquet(path)  # the default mapping: question, options, answer, image, category
     assert items.answer_idx.tolist() == [1, 2] and items.category.tolist() == ["a", "b"]
     assert data.load_image(items.image_ref[1]).shape == (12, 12, 3)
+
+
+def test_hf_dataset_through_the_mapping(monkeypatch):
+    import sys
+    import types
+
+    from PIL import Image
+
+    img = Image.fromarray(np.full((10, 10, 3), 7, np.uint8))
+    rows = [{"question": "Q?", "options": ["a", "b"], "answer": 1, "image": img, "category": "c1"}]
+    fake = types.SimpleNamespace(load_dataset=lambda name, split, cache_dir=None: rows)
+    monkeypatch.setitem(sys.modules, "datasets", fake)
+    items = data.load_hf_dataset("org/set", "val")
+    assert items.item_id.tolist() == ["org_set-val-0"] and items.answer_idx.tolist() == [1]
+    assert data.load_image(items.image_ref[0]).shape == (10, 10, 3)

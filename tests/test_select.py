@@ -69,6 +69,15 @@ def test_paths_exclude_the_clean_answer_and_use_the_items_own_k():
     assert paths.clean_correct.tolist() == [[True]] and not paths.correct[0, 0, 0].any()
 
 
+def test_path_subsets_and_integer_counts():
+    table = _pred_table({("m1", "q1", "fog"): [A, A, B, B, C], ("m2", "q1", "fog"): [A, A, A, A, A]})
+    paths = select.answer_paths(table)
+    assert paths.models == ("m1", "m2")
+    assert select.path_counts(paths.pred, paths.K).tolist() == [[[9], [25]]]  # 2² + 2² + 1², 5²
+    only = paths.subset(["m2"])
+    assert only.models == ("m2",) and only.pred.shape == (1, 1, 1, 5) and (only.pred == A).all()
+
+
 def test_paths_refuse_missing_levels_and_mixed_methods():
     table = _pred_table({("m1", "q1", "fog"): [A, A, A, A, B], ("m1", "q2", "fog"): [A, A, A, A, A]})
     with pytest.raises(ValueError, match=r"1 prediction\(s\) missing.*'q2'.*level 5"):
@@ -216,6 +225,9 @@ def test_select_and_size_matched_table_i():
     assert sel.eligible.tolist() == el.tolist() and 0 < sel.size < el.sum()
     assert np.isnan(sel.nu[~el]).all() and np.isfinite(sel.nu[el]).all()
     assert sorted(sel.pick[el].tolist()) == list(range(el.sum()))
+    frame = sel.table()
+    assert list(frame.columns) == ["item_id", "kappa", "eligible", "nu", "e", "pick", "selected"]
+    assert frame.selected.sum() == sel.size and len(frame) == len(pool.item_ids)
     assert (sel.e[sel.selected] > sel.threshold).all() and sel.threshold == pytest.approx(sel.e[el].mean())
     t = select.table_i(G, pool.image_emb, pool.text_emb, sel, ["s1", "s2", "s3"])
     assert list(t.columns) == list(select.TABLE_I_COLUMNS) and len(t) == 3
