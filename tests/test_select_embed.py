@@ -68,3 +68,10 @@ def test_image_embeddings_from_a_vlm_folder_and_a_hub_style_encoder(tmp_path):
     ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(tmp_path / "vit")
     hub = select.image_embeddings(imgs, str(tmp_path / "vit"), progress=False)
     assert hub.shape == (3, 24) and np.isfinite(hub).all()
+
+
+def test_a_vlm_without_a_llava_tower_is_refused_clearly(tmp_path):
+    model, proc = twins.tiny_qwen2_vl()
+    folder = twins.save_twin(model, proc, tmp_path / "qwen")
+    with pytest.raises(ValueError, match="no LLaVA-style vision_tower.*hub image encoder"):
+        select.image_embeddings(_images(1), str(folder), progress=False)

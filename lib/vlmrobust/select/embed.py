@@ -8,8 +8,8 @@
   L2-normalised (its ``modules.json``: Transformer → mean Pooling → Normalize).
   Any other folder or hub id of a mean-pooling sentence encoder works the same way.
 * **Images** (:func:`image_embeddings`): by default the vision tower of a model
-  organism (or of any VLM loaded through :func:`vlmrobust.models.load`): the
-  tower's hidden states at the layer the VLM reads (``vision_feature_layer``),
+  organism (or of any LLaVA-style VLM loaded through :func:`vlmrobust.models.load`):
+  the tower's hidden states at the layer the VLM reads (``vision_feature_layer``),
   without the class token when the VLM drops it, mean-pooled over the patches.
   A hub image encoder (CLIP, DINOv2, ViT: anything ``AutoModel`` loads with an
   image processor) is mean-pooled over its last hidden state the same way.
@@ -94,23 +94,19 @@ def _is_vlm_folder(name: str) -> bool:
 
 
 def _tower_features(lm: Any, pixel_values: Any) -> Any:
-    """Mean-pooled vision-tower states of a loaded VLM (LLaVA-style towers; else ``get_image_features``)."""
-    import torch
-
+    """Mean-pooled vision-tower states of a loaded VLM with a LLaVA-style ``vision_tower``."""
     model = lm.model
-    inner = getattr(model, "model", model)
-    tower = getattr(inner, "vision_tower", None)
-    if tower is not None:
-        cfg = model.config
-        layer = getattr(cfg, "vision_feature_layer", -1)
-        layer = layer[-1] if isinstance(layer, (list, tuple)) else layer
-        states = tower(pixel_values, output_hidden_states=True).hidden_states[layer]
-        if getattr(cfg, "vision_feature_select_strategy", "default") == "default":
-            states = states[:, 1:]  # the VLM drops the class token
-        return states.mean(dim=1)
-    feats = model.get_image_features(pixel_values=pixel_values)
-    feats = feats[0] if isinstance(feats, (tuple, list)) else getattr(feats, "pooler_output", feats)
-    return torch.as_tensor(feats).reshape(pixel_values.shape[0], -1, feats.shape[-1]).mean(dim=1)
+    tower = getattr(getattr(model, "model", model), "vision_tower", None)
+    if tower is None:
+        raise ValueError(f"model {lm.model_id!r} ({type(model).__name__}) has no LLaVA-style vision_tower; embed "
+                         "the images with a hub image encoder instead (e.g. image_encoder 'facebook/dinov2-small')")
+    cfg = model.config
+    layer = getattr(cfg, "vision_feature_layer", -1)
+    layer = layer[-1] if isinstance(layer, (list, tuple)) else layer
+    states = tower(pixel_values, output_hidden_states=True).hidden_states[layer]
+    if getattr(cfg, "vision_feature_select_strategy", "default") == "default":
+        states = states[:, 1:]  # the VLM drops the class token
+    return states.mean(dim=1)
 
 
 def image_embeddings(images: Sequence[np.ndarray], encoder: str, *, batch_size: int = 64,

@@ -23,13 +23,14 @@ Choices the paper leaves open, fixed here:
 
 The centroid is a running sum ``S``: ``cos(v, μ) = v·S / |S|``, and the dots
 ``v·S`` move by ``v·v_pick`` per step, so a step costs O(N·d) at most. Most
-steps cost far less: the exact dots are kept only for a few hundred best
-candidates, and a bound on how far the others can have moved since they were
-last computed proves that none of them can win or tie: a unit vector's
-cosine with a centroid moves by at most the distance the centroid's direction
-has moved. When the bound cannot prove it, every remaining item is recomputed
-exactly. The picks are those of the
-plain definition (``bench/select.py`` checks them against a per-item loop).
+steps cost far less: exact dots are kept only for a few hundred best
+candidates, and a bound proves that none of the other items can win or tie
+(a unit vector's cosine with the centroid moves by at most the distance the
+centroid's unit direction has moved since their scores were last computed).
+When the bound cannot prove it, a full pass rescores every remaining item (in
+float32, with its rounding error bounded) and picks new candidates. The picks
+are those of the plain definition (``bench/select.py`` checks them against a
+per-item loop; the tests against a direct implementation).
 """
 
 from __future__ import annotations
