@@ -21,10 +21,12 @@ Parameter conventions, the same in every notebook:
   empty list means the notebook's default set (the ``evaluated`` organisms unless
   the notebook asks for another role).
 * ``items_source`` (str): ``"synth"`` (the synthetic benchmark), a VLMEvalKit
-  TSV file (``*.tsv``), an item table saved as parquet (``*.parquet``, e.g. the
-  split of notebook 01), or ``hf:<dataset>[:<split>]`` (a Hugging Face dataset
-  with the default column names of :func:`vlmrobust.data.load_hf_dataset`).
-  Relative paths are read from the repository root.
+  TSV file (``*.tsv``), an item table saved as parquet (``*.parquet``),
+  ``split:<name>`` (a split saved by notebook 01, read from
+  ``<results root>/splits/<name>.parquet``; see :mod:`vlmrobust.select.store`), or
+  ``hf:<dataset>[:<split>]`` (a Hugging Face dataset with the default column
+  names of :func:`vlmrobust.data.load_hf_dataset`). Relative paths are read
+  from the repository root.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import pandas as pd
 
 from .. import paths
 from ..params import ParameterError
-from ..schema import ROLES
+from ..schema import ITEM_COLUMNS, ROLES
 from .run import SweepResult, run_sweep
 from .spec import SweepSpec
 
@@ -114,12 +116,24 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
 
 
 def item_source_kind(source: str, param: str = "items_source") -> tuple[str, str]:
-    """``(kind, where)`` of an item source: ``synth``, ``tsv``, ``parquet`` or ``hf`` (checked, not loaded)."""
+    """``(kind, where)`` of an item source: ``synth``, ``tsv``, ``parquet``, ``split`` or ``hf`` (checked, not loaded)."""
     if not isinstance(source, str) or not source.strip():
-        raise ParameterError(f"parameter {param!r} must be 'synth', a .tsv or .parquet file or 'hf:<dataset>', "
-                             f"got {source!r}")
+        raise ParameterError(f"parameter {param!r} must be 'synth', a .tsv or .parquet file, 'split:<name>' or "
+                             f"'hf:<dataset>', got {source!r}")
     if source == "synth":
         return "synth", ""
+    if source.startswith("split:"):
+        from ..select import store
+
+        name = source[len("split:"):]
+        try:
+            path = store.split_path(name)
+        except ValueError as exc:
+            raise ParameterError(f"parameter {param!r} = {source!r}: {exc}") from None
+        if not path.is_file():
+            raise ParameterError(f"parameter {param!r} = {source!r}: no saved split at {path}; saved splits: "
+                                 f"{store.list_splits() or 'none'} (notebook 01_dataset_selection writes them)")
+        return "split", name
     if source.startswith("hf:"):
         if not source[3:].strip():
             raise ParameterError(f"parameter {param!r} = {source!r} names no dataset ('hf:<dataset>[:<split>]')")
@@ -132,7 +146,7 @@ def item_source_kind(source: str, param: str = "items_source") -> tuple[str, str
     suffix = Path(source).suffix.lower()
     if suffix not in (".tsv", ".parquet"):
         raise ParameterError(f"parameter {param!r} = {source!r}: use 'synth', a .tsv (VLMEvalKit) or .parquet "
-                             "(item table) file, or 'hf:<dataset>[:<split>]'")
+                             "(item table) file, 'split:<name>' or 'hf:<dataset>[:<split>]'")
     path = Path(source).expanduser()
     path = path if path.is_absolute() or path.is_file() else paths.REPO_ROOT / source
     if not path.is_file():
@@ -156,10 +170,15 @@ def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_siz
         items = synth.generate(n_per_family, seed, size=image_size, families=families, **synth_kw)
     elif kind == "tsv":
         items = data.load_tsv(where, max_items=max_items or None)
-    elif kind == "parquet":
-        items = pd.read_parquet(where)
+    elif kind in ("parquet", "split"):
+        if kind == "split":
+            from ..select import store
+
+            items = store.read_split(where)[list(ITEM_COLUMNS)]
+        else:
+            items = pd.read_parquet(where)
+            items["options"] = items["options"].map(list)
         items = items.head(max_items) if max_items else items
-        items["options"] = items["options"].map(list)
     else:
         name, _, split = where.partition(":")
         items = data.load_hf_dataset(name, split or "test", max_items=max_items or None)
