@@ -47,15 +47,15 @@ def text_encoder_path(encoder: str = TEXT_ENCODER) -> str:
     return str(folder.resolve()) if folder.is_dir() else encoder
 
 
-def _batches(n: int, size: int, progress: bool, desc: str):
-    from tqdm.auto import tqdm
+def _batches(n: int, size: int, progress: bool | None, desc: str):
+    from ..progress import bar
 
     starts = range(0, n, size)
-    return tqdm(starts, desc=desc, disable=not progress or len(starts) < 4, unit="batch")
+    return bar(starts, desc=desc, progress=False if len(starts) < 4 else progress, unit="batch")
 
 
 def text_embeddings(texts: Sequence[str], encoder: str = TEXT_ENCODER, *, batch_size: int = 64,
-                    max_length: int | None = None, progress: bool = True) -> np.ndarray:
+                    max_length: int | None = None, progress: bool | None = None) -> np.ndarray:
     """Sentence embeddings ``(len(texts), d)`` (float32, unit length): mean-pooled tokens, L2-normalised.
 
     ``max_length`` defaults to the folder's ``sentence_bert_config.json``
@@ -110,7 +110,7 @@ def _tower_features(lm: Any, pixel_values: Any) -> Any:
 
 
 def image_embeddings(images: Sequence[np.ndarray], encoder: str, *, batch_size: int = 64,
-                     progress: bool = True) -> np.ndarray:
+                     progress: bool | None = None) -> np.ndarray:
     """Image embeddings ``(len(images), d)`` (float32) from ``encoder``.
 
     ``encoder``: a zoo organism, a VLM folder or hub VLM id (its vision tower,

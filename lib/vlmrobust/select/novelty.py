@@ -85,7 +85,7 @@ def preference(kappa: np.ndarray, item_ids: Sequence[str]) -> np.ndarray:
 
 
 def greedy_novelty(image_emb: np.ndarray, text_emb: np.ndarray, kappa: np.ndarray, item_ids: Sequence[str], *,
-                   candidates: int | None = None, progress: bool = False) -> Novelty:
+                   candidates: int | None = None, progress: bool | None = None) -> Novelty:
     """Eqs. 4–5 over all the items given (the eligible pool A⁺): each item's ν and the pick order.
 
     ``image_emb``, ``text_emb``: ``(N, d_I)``, ``(N, d_T)``, normalised here;
@@ -110,7 +110,7 @@ def greedy_novelty(image_emb: np.ndarray, text_emb: np.ndarray, kappa: np.ndarra
         return _greedy(VI, VT, rank, candidates, progress)
 
 
-def _greedy(VI: np.ndarray, VT: np.ndarray, rank: np.ndarray, candidates: int, progress: bool) -> Novelty:
+def _greedy(VI: np.ndarray, VT: np.ndarray, rank: np.ndarray, candidates: int, progress: bool | None) -> Novelty:
     n = len(VI)
     VI32, VT32 = VI.astype(np.float32), VT.astype(np.float32)
     # bound on the float32 error of a summed cosine (two dots of unit vectors, inputs rounded to float32)
@@ -130,9 +130,10 @@ def _greedy(VI: np.ndarray, VT: np.ndarray, rank: np.ndarray, candidates: int, p
     CI = CT = DI = DT = np.empty(0)
     ref = None  # unit centroid directions and theta at the last full pass
 
-    from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
-    bar = tqdm(total=n, desc="greedy novelty", disable=not progress or n < 5000, unit="item")
+    bar = progress_bar(total=n, desc="greedy novelty", progress=False if n < 5000 else progress,
+                       unit="item")
     bar.update(1)
     for step in range(1, n):
         nI, nT = float(np.linalg.norm(SI)), float(np.linalg.norm(ST))
