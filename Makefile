@@ -26,6 +26,8 @@ RESULTS     ?= results
 NB          ?=
 P           ?=
 UNTIL       ?=
+# test processes run side by side (pytest-xdist): one per core by default
+JOBS        ?= auto
 
 .PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint clean distclean
 
@@ -85,13 +87,14 @@ figures: $(STAMP)  ## rerun the notebooks (NB=<id> for one) with default paramet
 	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,,$(CURDIR)/figures); done
 
 unit: $(STAMP)  ## library, layout and parameter tests (no notebook execution)
-	$(PY) -m pytest tests -q -p no:cacheprovider --ignore=tests/after_smoke --ignore=tests/browser
+	$(PY) -m pytest tests -q -p no:cacheprovider -n $(JOBS) --ignore=tests/after_smoke --ignore=tests/browser
 
 smoke: $(STAMP)  ## every notebook under params/smoke.yaml (papermill --prepare-only, pytest --nbval-lax), then reruns
 	@rm -rf $(SMOKE_DIR) && mkdir -p $(SMOKE_DIR)
 	$(PY) -m vlmrobust.nbtools prepare-smoke $(SMOKE_DIR)
 	OMP_NUM_THREADS=1 VLMROBUST_RESULTS_ROOT=$(CURDIR)/$(SMOKE_DIR)/results VLMROBUST_FIG_ROOT=$(CURDIR)/$(SMOKE_DIR)/figures \
-	  $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-cell-timeout=900 $(SMOKE_DIR)/*.ipynb
+	  $(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile --nbval-lax --nbval-cell-timeout=900 \
+	  $(SMOKE_DIR)/*.ipynb
 	OMP_NUM_THREADS=1 VLMROBUST_SMOKE_DIR=$(CURDIR)/$(SMOKE_DIR) $(PY) -m pytest -q -p no:cacheprovider tests/after_smoke
 
 browser-deps:  ## Debian's chromium for the browser test (apt-get, when it is missing)
