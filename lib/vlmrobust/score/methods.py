@@ -192,7 +192,7 @@ def loglik_full_forward(lm: Any, item_id: str, prompt: str, options: Sequence[st
 # ------------------------------------------------------------------------------ sampling and text
 
 _LETTER_RE = re.compile(r"^\(?([A-Z])\)?(?=$|[\s.:,)\]])")
-_CONF_RE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%?", re.I)
+_CONF_RE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
 
 
 def parse_answer(text: str, options: Sequence[str], answer_format: str = "letters") -> int | None:
@@ -231,11 +231,29 @@ def parse_answer(text: str, options: Sequence[str], answer_format: str = "letter
 
 
 def parse_confidence(text: str) -> float:
-    """Verbalized confidence ``Confidence: N`` (seed 003, Table II) as N/100 in [0, 1]; NaN if absent."""
+    """Verbalized confidence ``Confidence: N`` (seed 003, Table II) as a probability in [0, 1]; NaN if absent.
+
+    Seed 003 asks for "a number from 0 to 100", so ``N`` is read as a
+    percentage, with one exception for answers that give a probability
+    instead. The rule, applied to the first ``confidence`` followed by a number
+    (``:`` or ``=`` optional, case-insensitive):
+
+    * a number written **with a decimal point and a value in [0, 1]**
+      (``0.9``, ``.9``, ``1.0``, ``0.0``) is a probability: 0.9 is 0.9;
+    * every other number is a percentage: integers (``Confidence: 85`` is
+      0.85, ``Confidence: 1`` is 0.01, ``Confidence: 0`` is 0), decimals above 1
+      (``85.5`` is 0.855), and any number followed by ``%`` (``0.9%`` is
+      0.009);
+    * the result is clipped to [0, 1] (``120%`` is 1).
+    """
     m = _CONF_RE.search(str(text))
     if not m:
         return float("nan")
-    return float(min(max(float(m.group(1)) / 100.0, 0.0), 1.0))
+    number, percent = m.group(1), m.group(2)
+    value = float(number)
+    if not ("." in number and value <= 1.0 and not percent):
+        value /= 100.0
+    return float(min(max(value, 0.0), 1.0))
 
 
 _END_OF_TURN = ("<|end|>", "<|im_end|>", "<end_of_turn>", "<end_of_utterance>", "<|eot_id|>", "<|endoftext|>")
@@ -341,8 +359,9 @@ def verbal_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     """Verbalized confidence (seed 003, Table II): the prompts carry the confidence request.
 
     The option distribution is the ``base`` method's on the same prompts; the
-    greedy answer is parsed for ``Confidence: N`` (``verbal_conf`` = N/100, NaN
-    when absent) and for the chosen option (``extra['parsed_idx']``).
+    greedy answer is parsed for ``Confidence: N`` (``verbal_conf``, read by
+    :func:`parse_confidence`; NaN when absent) and for the chosen option
+    (``extra['parsed_idx']``).
     """
     if base == "letter":
         dist = letter_scores(lm, item_ids, prompts, options, images, batch_size=batch_size)
