@@ -312,3 +312,119 @@ def test_fog_gain_uses_the_image_maximum():
             sel = (o1 < 254) & (o2 < 254)  # not clipped at white
             measured = (o1 - o2)[sel].sum() / (x1.astype(np.float64) - x2)[sel].sum()
             assert measured == pytest.approx(g, rel=0.03), (backend, s)
+
+
+# --- helpers of the physical arms, ladders' edges -------------------------------------------------------
+
+def test_srgb_codec_follows_iec_61966_2_1():
+    from vlmrobust.corrupt import physical
+
+    v = np.array([0.0, 0.02, 0.04045, 0.2, 0.5, 1.0])
+    np.testing.assert_allclose(physical.srgb_to_linear(v), _decode(v * 255), rtol=1e-12, atol=1e-15)
+    assert physical.srgb_to_linear(np.array([0.02]))[0] == pytest.approx(0.02 / 12.92, rel=1e-12)
+    assert physical.srgb_to_linear(np.array([0.5]))[0] == pytest.approx(((0.5 + 0.055) / 1.055) ** 2.4, rel=1e-12)
+    x = np.array([-0.1, 0.0, 0.001, 0.2, 1.0, 1.5])
+    np.testing.assert_allclose(physical.linear_to_srgb(x), _encode(x) / 255, rtol=1e-12, atol=1e-15)
+    assert physical.linear_to_srgb(np.array([-0.1]))[0] == 0.0
+    assert physical.linear_to_srgb(np.array([1.5]))[0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_visibility_and_colour_arguments_are_checked():
+    from vlmrobust.corrupt import physical
+
+    with pytest.raises(TypeError) as e:
+        physical.extinction(True)
+    assert str(e.value) == "visibility must be a number of metres, got bool"
+    with pytest.raises(TypeError) as e:
+        physical.extinction("10")
+    assert str(e.value) == "visibility must be a number of metres, got str"
+    img = np.full((32, 32, 3), 128, np.uint8)
+    d = np.full((32, 32), 5.0)
+    for ok in ((0.0, 0.0, 1.0), (1.0, 1.0, 1.0), 0.0):
+        physical.underwater(img, d, 10.0, veiling_light=ok)
+    for bad in ((-0.1, 0.4, 0.4), (0.1, 1.2, 0.4), (np.nan, 0.4, 0.4)):
+        with pytest.raises(ValueError) as e:
+            physical.underwater(img, d, 10.0, veiling_light=bad)
+        assert str(e.value) == f"veiling_light must be in [0, 1] (linear RGB, one value or three), got {bad!r}"
+    # the default convention is the 2 % threshold, and the ladder passes its options on
+    np.testing.assert_array_equal(physical.underwater(img, d, 10.0), physical.underwater(img, d, 10.0, convention="2%"))
+    blue = corrupt.apply(img, "underwater", 8, depth=np.full((32, 32), np.inf), veiling_light=(0.0, 0.0, 1.0))
+    assert (blue == [0, 0, 255]).all()
+
+
+def test_transmission_helpers_shapes_conventions_and_the_sky():
+    from vlmrobust.corrupt import physical
+
+    d = np.full((2, 3), 7.0)
+    assert physical.transmittance(d, math.inf).shape == (2, 3)
+    assert physical.luminance_transmittance(d, math.inf, "water").shape == (2, 3)
+    np.testing.assert_array_equal(physical.luminance_transmittance(d, math.inf, "water"), 1.0)
+    np.testing.assert_allclose(physical.luminance_transmittance(d, 20.0, "fog", "5%"), np.exp(-math.log(20) * 7 / 20))
+    assert physical.retained_contrast_gain(np.array([[10.0]]), 25.0) == pytest.approx(math.exp(-K_2PCT * 10 / 25))
+    assert physical.retained_contrast_gain(np.array([[10.0]]), 25.0, "5%") == pytest.approx(math.exp(-math.log(20) * 0.4))
+    assert math.isnan(physical.retained_contrast_gain(np.full((2, 2), np.inf), 25.0))
+    t5 = physical.water_vs_fog(np.full((4, 4), 10.0), (20.0,), convention="5%").iloc[0]
+    beta = math.log(20) / 20 * A_W / A_W[2]
+    assert t5["fog"] == pytest.approx(math.exp(-math.log(20) * 0.5))
+    assert t5["water"] == pytest.approx(float(np.exp(-10 * beta) @ [0.2126, 0.7152, 0.0722]))
+    assert t5["water_over_fog"] == pytest.approx(t5["water"] / t5["fog"])
+    clear = physical.water_vs_fog(np.full((4, 4), 10.0), (math.inf,)).iloc[0]
+    assert clear["water"] == 1.0 and clear["fog_equivalent_m"] == math.inf
+    with pytest.raises(ValueError) as e:
+        physical.water_vs_fog(np.full((4, 4), np.inf))
+    assert str(e.value) == "depth has no finite pixel (all sky): the two arms cannot be compared"
+
+
+def test_fog_equivalent_visibility_below_one_metre_and_at_zero_depth():
+    from vlmrobust.corrupt import physical
+
+    img = np.full((32, 32, 3), 255, np.uint8)
+    gains, v = physical.fog_equivalent_visibility(img, np.full((32, 32), 0.1))  # a board 10 cm away
+    np.testing.assert_allclose(v, K_2PCT * 0.1 / -np.log(gains), rtol=1e-5)
+    assert (v < 1).all()
+    half = np.full((32, 32), 30.0)
+    half[:16] = 0.0  # half of the pixels at d = 0 keep all their contrast: a gain below 0.5 needs V = 0
+    gains, v = physical.fog_equivalent_visibility(img, half)
+    assert (gains < 0.5).all() and (v == 0.0).all()
+
+
+def test_fog_visibility_table_summary_from_numpy_quantiles():
+    from vlmrobust.corrupt import physical
+
+    rng = np.random.default_rng(4)
+    imgs = [np.full((32, 32, 3), 255, np.uint8) for _ in range(7)]
+    deps = [np.full((32, 32), float(d)) for d in rng.uniform(5, 80, 7)]
+    per, summ = physical.fog_visibility_table(imgs, deps, severities=(3, 1))
+    assert list(per.columns) == ["image", "severity", "gain", "v_eq_m"] and per["image"].tolist()[:2] == [0, 0]
+    assert summ["severity"].tolist() == [1, 3]
+    for _, r in summ.iterrows():
+        v = per.loc[per["severity"] == r["severity"], "v_eq_m"].to_numpy()
+        q = np.quantile(v, [0.1, 0.25, 0.5, 0.75, 0.9])
+        assert (r["p10_m"], r["iqr_lo_m"], r["median_v_m"], r["iqr_hi_m"], r["p90_m"]) == pytest.approx(tuple(q))
+        assert r["p90_over_p10"] == pytest.approx(q[4] / q[0]) and r["n_images"] == 7 and r["n_without_solution"] == 0
+    one = physical.fog_visibility_table(imgs[:1], deps[:1])[1]
+    assert one["n_images"].tolist() == [1] * 5
+    sky = physical.fog_visibility_table(imgs[:2], [np.full((32, 32), np.inf)] * 2)[1]
+    assert sky["median_v_m"].isna().all() and sky["p90_over_p10"].isna().all()
+    assert sky["n_without_solution"].tolist() == [2] * 5
+    five = physical.fog_visibility_table(imgs[:1], deps[:1], convention="5%")[0]
+    np.testing.assert_allclose(five["v_eq_m"], physical.fog_equivalent_visibility(imgs[0], deps[0], convention="5%")[1],
+                               rtol=1e-9)
+
+
+def test_rotation_fill_and_traversal_direction_message():
+    from vlmrobust.corrupt import escalation
+
+    out = escalation.rotate(np.full((33, 33, 3), 200, np.uint8), 45.0, fill=(255, 0, 0))
+    assert (out[0, 0] == [255, 0, 0]).all() and (out[16, 16] == 200).all()
+    with pytest.raises(ValueError) as e:
+        escalation.traverse(np.zeros((32, 32, 3), np.uint8), "diagonal", 0.2)
+    assert str(e.value) == ("direction must be one of topdown, bottomup, leftright, rightleft; got 'diagonal'")
+
+
+def test_scaled_offsets_never_round_to_zero():
+    from vlmrobust.corrupt import natural
+
+    assert natural.scaled_offset(4, 20) == 1 and natural.scaled_offset(-4, 20) == -1  # 0.36 px rounds to 0
+    assert natural.scaled_offset(0, 20) == 0 and natural.scaled_offset(16, 20) == 1
+    assert natural.scaled_offset(-12, 20) == -1 and natural.scaled_offset(12, 48) == 3

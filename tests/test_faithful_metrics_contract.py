@@ -311,6 +311,14 @@ def test_pairs_on_a_table_past_the_chunk_and_the_dense_key_space():
         rows["level"].append(np.full(sl.stop - sl.start, lvl))
         rows["K"].append(K[sl])
         rows["probs"] += [row[:k] for row, k in zip(pp[sl], K[sl], strict=True)]
+    # and a third, partial chunk that mixes K = 2 and K = 3 (items 0-15 scored again by a second model)
+    extra = np.arange(16)
+    for lvl, pp in ((0, p0), (1, p1)):
+        rows["model"].append(np.full(16, n_models))
+        rows["item_id"].append(extra)
+        rows["level"].append(np.full(16, lvl))
+        rows["K"].append(np.where(extra % 2 == 0, 2, 3))
+        rows["probs"] += [np.array([0.25, 0.75]) if i % 2 == 0 else pp[half + i] for i in extra]
     pred = pd.DataFrame({c: (np.concatenate(v) if c != "probs" else v) for c, v in rows.items()})
     pred["model"] = pred["model"].astype(str)
     pred["item_id"] = pred["item_id"].astype(str)
@@ -318,7 +326,12 @@ def test_pairs_on_a_table_past_the_chunk_and_the_dense_key_space():
     pred["perturbation"] = np.where(pred["level"] == 0, "clean", "fog")
     pred["answer_idx"] = 0
     pr = M.pairs(pred)
-    assert len(pr) == n_items
+    assert len(pr) == n_items + 16
+    last = pr.iloc[n_items:]  # the second model's pairs: K = 2 ones are unchanged, K = 3 ones are item half+i's
+    assert (last.loc[last["K"] == 2, "RAS"] == 0).all()
+    np.testing.assert_array_equal(last.loc[last["K"] == 3, "RAS"].to_numpy(),
+                                  pr.iloc[half + 1:half + 16:2]["RAS"].to_numpy())
+    pr = pr.iloc[:n_items]
 
     def S(p, k):
         logp = np.log(np.where(p > 0, p, 1.0))

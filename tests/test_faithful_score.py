@@ -195,3 +195,24 @@ def test_loglik_equals_an_independent_tokenisation_and_forward(template):
     # the leading space matters to this tokenizer: " red" and "red" are different token sequences
     tok = lm.tokenizer
     assert tok(" red", add_special_tokens=False)["input_ids"] != tok("red", add_special_tokens=False)["input_ids"]
+
+
+# --- parse_answer: the order of the two readings and the option-text rules ------------------------------
+
+def test_parse_answer_reads_the_letter_first_unless_told_text_first():
+    opts = ["x", "y", "A"]  # the answer "A" is option 0 by letter and option 2 by text
+    assert score.parse_answer("A", opts) == 0
+    assert score.parse_answer("A", opts, "letters") == 0
+    assert score.parse_answer("A", opts, "text") == 2
+
+
+def test_parse_answer_option_text_rules():
+    opts = ["red", "red square", "blue", "I cannot tell, the image is too unclear to decide."]
+    # seed 003's abstain wording ends with a full stop and must still match itself
+    assert score.parse_answer("I cannot tell, the image is too unclear to decide.", opts, "text") == 3
+    assert score.parse_answer("i cannot tell, the image is too unclear to decide", opts, "text") == 3
+    assert score.parse_answer("red square, I think", opts, "text") == 1   # the longest option first
+    assert score.parse_answer("Blue, I think", opts, "text") == 2         # a prefix ended by punctuation
+    assert score.parse_answer("bluebird", opts, "text") is None           # ... not by a letter
+    assert score.parse_answer("!blue", opts, "text") is None
+    assert score.parse_answer("", ["xxxx", "y"], "text") is None

@@ -199,8 +199,12 @@ def parse_answer(text: str, options: Sequence[str], answer_format: str = "letter
     """Map a generated answer to an option index by its letter or its option text; ``None`` if neither.
 
     The first non-empty line is used, with a leading ``Answer:`` removed. A
-    letter must be one of the K letters; option text matches case-insensitively,
-    exactly or as the line's start (longest option first).
+    letter must be one of the K letters; option text matches case-insensitively
+    and without a closing ``.`` or ``!`` on either side (so an option that ends
+    with a full stop, like seed 003's abstain wording, matches itself), exactly
+    or as the line's start followed by a non-alphanumeric character (longest
+    option first). ``answer_format="letters"`` tries the letter first, ``"text"``
+    the option text first.
     """
     line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
     line = re.sub(r"^(answer|the answer is)\s*[:\-]?\s*", "", line, flags=re.I).strip()
@@ -212,12 +216,15 @@ def parse_answer(text: str, options: Sequence[str], answer_format: str = "letter
         return None
 
     def by_text() -> int | None:
-        low = line.lower().rstrip(".!")
+        def norm(t: str) -> str:  # case and a closing full stop or exclamation mark do not count
+            return t.lower().strip().rstrip(".!")
+
+        low = norm(line)
         for i, opt in enumerate(options):
-            if low == opt.lower().strip():
+            if low == norm(opt):
                 return i
         for i in sorted(range(len(options)), key=lambda j: -len(options[j])):
-            o = options[i].lower().strip()
+            o = norm(options[i])
             if low.startswith(o) and (len(low) == len(o) or not low[len(o)].isalnum()):
                 return i
         return None
