@@ -428,3 +428,18 @@ def test_scaled_offsets_never_round_to_zero():
     assert natural.scaled_offset(4, 20) == 1 and natural.scaled_offset(-4, 20) == -1  # 0.36 px rounds to 0
     assert natural.scaled_offset(0, 20) == 0 and natural.scaled_offset(16, 20) == 1
     assert natural.scaled_offset(-12, 20) == -1 and natural.scaled_offset(12, 48) == 3
+
+
+def test_fractional_offsets_and_the_p90_over_p10_guard():
+    from vlmrobust.corrupt import natural, physical
+
+    assert natural.scaled_offset(0.5, 224) == 1 and natural.scaled_offset(-0.5, 224) == -1
+    img = np.full((32, 32, 3), 255, np.uint8)
+    half = np.full((32, 32), 30.0)
+    half[:16] = 0.0  # V_eq = 0 for every severity: P10 is 0 and the spread is undefined
+    near = np.full((32, 32), 0.1)  # V_eq below 1 m, still positive
+    summ = physical.fog_visibility_table([img] * 10, [half] * 2 + [np.full((32, 32), 30.0)] * 8)[1]
+    assert summ["p10_m"].tolist() == [0.0] * 5 and (summ["p90_m"] > 0).all() and summ["p90_over_p10"].isna().all()
+    summ = physical.fog_visibility_table([img, img], [near, np.full((32, 32), 0.2)])[1]
+    assert ((summ["p10_m"] > 0) & (summ["p10_m"] < 1)).all()
+    np.testing.assert_allclose(summ["p90_over_p10"], summ["p90_m"] / summ["p10_m"])

@@ -47,7 +47,7 @@ def RAS(clean, corr, y):  # Eqs. 8, 10, 11
 CLEAN = {"q1": ([0.8, 0.2], 0), "q2": ([0.7, 0.3], 0), "q3": ([0.5, 0.3, 0.2], 1)}
 CORR = {
     1: {"q1": [0.4, 0.6], "q2": [0.9, 0.1], "q3": [0.2, 0.7, 0.1]},    # q1 lost, q2 kept, q3 corrected
-    2: {"q1": [0.2, 0.8], "q2": [0.45, 0.55], "q3": [0.5, 0.2, 0.3]},  # all wrong; q3 keeps its clean answer
+    2: {"q1": [0.2, 0.8], "q2": [0.45, 0.55], "q3": [0.2, 0.2, 0.6]},  # all wrong, q3 to a third answer
 }
 
 
@@ -87,7 +87,7 @@ def test_hand_case_is_asymmetric():
     e = _expected()
     assert e["acc_clean"] == pytest.approx(2 / 3) and e["acc_corr"] == pytest.approx(1 / 3)
     assert e["delta_acc"] == pytest.approx(-1 / 3) and e["rel_rob"] == pytest.approx(0.5)
-    assert e["consistency"] == pytest.approx(1 / 3)
+    assert e["consistency"] == pytest.approx(1 / 6)  # differs from the corrupted accuracy (1/3)
 
 
 def test_table_ii_on_an_asymmetric_hand_case():
@@ -150,3 +150,82 @@ def test_state_effects_on_the_hand_case_follow_eqs_13_to_16():
             assert e.loc[lv, f"R_{a}"] == pytest.approx(sum(src) / len(src), abs=1e-12)  # Eq. 15
         allr = [r for v in states.values() for r in v]
         assert e.loc[lv, "RAS_all"] == pytest.approx(sum(allr) / n, abs=1e-12)  # Eq. 16
+
+
+# --- Table II: the mixed-cell share, the unit's questions, the arguments -------------------------------
+
+def test_table_ii_mixed_share_leaves_out_cells_with_an_empty_source_and_needs_strict_signs():
+    # fog 1, 2 as above; "same" 1: every pair unchanged (R_c = 0 exactly, R_w = 0); "blur" 1: q3 not scored
+    same = {1: {q: list(p) for q, (p, _) in CLEAN.items()}}
+    pred = pd.concat([_predictions(), _predictions(corr=same).query("perturbation != 'clean'").assign(
+        perturbation="same"), _predictions(corr={1: {"q1": [0.9, 0.1], "q2": [0.1, 0.9]}}, clean={
+            q: CLEAN[q] for q in ("q1", "q2")}).query("perturbation != 'clean'").assign(perturbation="blur")],
+        ignore_index=True)
+    t = M.table_ii(M.pairs(pred), n_boot=0).iloc[0]
+    fog = _expected()
+    n_mixed_fog = fog["mixed_pct"] / 100 * 2
+    # blur-1 has no clean-wrong pair: left out; same-1 has R_c = 0, not < 0: not mixed
+    assert t["mixed_pct"] == pytest.approx(100 * n_mixed_fog / 3)
+    assert t["n_items"] == 3 and t["n_pairs"] == 6 + 3 + 2
+
+
+def test_table_ii_counts_only_the_units_own_questions_and_records_its_settings():
+    a = _predictions("a")
+    b = pd.concat([_predictions("b", corr={1: CORR[1]}), _predictions("b", clean={"q4": ([0.5, 0.5], 0)},
+                                                                      corr={1: {"q4": [0.4, 0.6]}})])
+    t = M.table_ii(M.pairs(pd.concat([a, b], ignore_index=True)), n_boot=0).set_index("model")
+    assert t.loc["a", "n_items"] == 3 and t.loc["b", "n_items"] == 4
+    assert t.loc["a", "n_pairs"] == 6 and t.loc["b", "n_pairs"] == 4
+    pr = M.pairs(_predictions())
+    t = M.table_ii(pr, n_boot=4, ci=0.8, mixed_tol=0.01)
+    assert t.attrs == {"n_boot": 4, "ci": 0.8, "n_cells": 2, "mixed_tol": 0.01}
+    assert "replicates" not in M.table_ii(pr, n_boot=2).attrs
+    from vlmrobust.repro import rng
+
+    pd.testing.assert_frame_equal(M.table_ii(pr, n_boot=7), M.table_ii(pr, n_boot=7, rng=rng("metrics.table_ii", 0)))
+    assert M.table_ii(pr).attrs["n_boot"] == 1000
+
+
+@pytest.mark.parametrize("kw, exc, message", [
+    (dict(n_boot=-1), ValueError, "n_boot must be an integer >= 0, got -1"),
+    (dict(n_boot=1.5), ValueError, "n_boot must be an integer >= 0, got 1.5"),
+    (dict(ci=0.0), ValueError, "ci must lie in (0, 1), got 0.0"),
+    (dict(ci=1.0), ValueError, "ci must lie in (0, 1), got 1.0"),
+    (dict(ci=1.5), ValueError, "ci must lie in (0, 1), got 1.5"),
+    (dict(unit=[1]), TypeError, "unit must be a column name or a sequence of column names, got [1]"),
+    (dict(cell=[2]), TypeError, "cell must be a column name or a sequence of column names, got [2]"),
+])
+def test_table_ii_argument_messages(kw, exc, message):
+    with pytest.raises(exc) as e:
+        M.table_ii(M.pairs(_predictions()), **{"n_boot": 0, **kw})
+    assert str(e.value) == message
+
+
+def test_tables_name_the_argument_that_needs_method():
+    pred = _predictions()
+    pr = M.pairs(pd.concat([pred, pred.assign(method="loglik")], ignore_index=True))
+    for fn, name in ((M.table_ii, "unit"), (M.table_iii, "unit"), (M.table_iv, "unit")):
+        with pytest.raises(ValueError) as e:
+            fn(pr, **({"n_boot": 0} if fn is M.table_ii else {}), **({} if fn is M.table_ii else {"unit": ("model",)}))
+        want = ("model", "method")
+        assert str(e.value).endswith(f"add 'method' to {name} (e.g. {name}={want!r}) or filter to one method first")
+    with pytest.raises(TypeError) as e:
+        M.table_iii(pr, unit=[3])
+    assert str(e.value) == "unit must be a column name or a sequence of column names, got [3]"
+
+
+def test_table_iii_per_unit_and_empty_states():
+    corr_b = {1: {"q1": [0.9, 0.1], "q2": [0.6, 0.4], "q3": [0.6, 0.3, 0.1]}}  # cc, cc, ww
+    pred = pd.concat([_predictions("a"), _predictions("b", corr=corr_b)], ignore_index=True)
+    t = M.table_iii(M.pairs(pred), unit="model")
+    assert list(t.columns) == ["model", "state", "n", "share", "cond_rate", "delta_acc", "RAS", "dS", "dC"]
+    assert t["n"].dtype == np.int64 and t["delta_acc"].dtype == np.float64
+    b = t[t["model"] == "b"].set_index("state")
+    assert b["n"].tolist() == [2, 0, 0, 1]
+    assert b.loc["cc", "share"] == pytest.approx(2 / 3) and b.loc["cc", "cond_rate"] == 1.0
+    assert b.loc["ww", "cond_rate"] == 1.0
+    assert math.isnan(b.loc["cw", "delta_acc"]) and math.isnan(b.loc["wc", "RAS"])
+    assert b.loc["cc", "RAS"] == pytest.approx((RAS(*CLEAN["q1"][:1], corr_b[1]["q1"], 0)
+                                                + RAS(CLEAN["q2"][0], corr_b[1]["q2"], 0)) / 2)
+    a = t[t["model"] == "a"].set_index("state")
+    assert a["n"].tolist() == [1, 3, 1, 1]
