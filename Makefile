@@ -119,6 +119,15 @@ zoo: $(STAMP)  ## retrain every model organism from its committed config (long; 
 lint: $(STAMP)  ## ruff on the library, tests, benchmarks and notebooks
 	$(VENV)/bin/ruff check lib tests bench notebooks
 
+.PHONY: mutants
+MUTANTS_DIR := build/mutants
+mutants: $(STAMP)  ## mutation testing (mutmut) of metrics, physical/escalation/natural corruptions and answer parsing
+	@$(PY) -c "import mutmut" 2>/dev/null || $(PY) -m pip install -q -e ".[mutants]"
+	@rm -rf $(MUTANTS_DIR) && mkdir -p $(MUTANTS_DIR)/src
+	@cp -r tests pyproject.toml $(MUTANTS_DIR)/ && cp -r lib/vlmrobust $(MUTANTS_DIR)/src/ && rm -rf $(MUTANTS_DIR)/src/vlmrobust/zoo
+	cd $(MUTANTS_DIR) && OMP_NUM_THREADS=1 nice -n 10 $(CURDIR)/$(VENV)/bin/mutmut run --max-children 1
+	cd $(MUTANTS_DIR) && $(CURDIR)/$(VENV)/bin/mutmut results --all true | $(CURDIR)/$(PY) $(CURDIR)/tests/mutation_score.py
+
 clean:  ## remove generated notebooks, executed copies, reports, results and build files
 	rm -rf build $(EXEC_DIR) report results notebooks/*.ipynb .pytest_cache
 

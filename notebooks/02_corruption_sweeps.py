@@ -150,9 +150,14 @@ for family in FAMILIES:
 # $d = V$ keeps exactly 2 % of its contrast ($K = 2.996$ for the 5 % convention). Fog uses a grey veiling
 # light $A = 0.8$; the sky ($d = \infty$) becomes $A$, a pixel at $d = 0$ is unchanged. The underwater arm
 # scales the absorption spectrum of pure water, $a_w(620, 540, 460\,\text{nm}) = (0.2755, 0.0474, 0.00979)
-# \,\text{m}^{-1}$: $\beta_c = (K/V)\,a_w(c)/\overline{a_w}$, so red fades 2.5 times faster than fog of the
-# same $V$ and blue eleven times slower, under a blue-green veiling light. Visibility levels run from 250 m
-# to 1.953125 m by factors of two. The last row is ImageNet-C fog, which ignores depth.
+# \,\text{m}^{-1}$, under a blue-green veiling light. Seed 003 does not print how $V$ is defined for water;
+# here it keeps fog's meaning: **$V$ is the range at which the most transparent channel (blue) still keeps
+# the contrast threshold**, so
+#
+# $$ \beta_c = \frac{K}{V}\,\frac{a_w(c)}{\min_c a_w(c)}, \qquad \beta_B = \frac{K}{V}, $$
+#
+# blue fades exactly like fog of the same $V$, green 4.84 and red 28 times faster. Visibility levels run from
+# 250 m to 1.953125 m by factors of two. The last row is ImageNet-C fog, which ignores depth.
 
 # %%
 fog_levels = [2, 3, 4, 5, 6, 8]
@@ -185,6 +190,32 @@ fig.suptitle("One scene under physical fog, water and ImageNet-C fog (seed 003, 
 fig.tight_layout()
 figures.save(fig, NB_ID, "fig2-visibility-ladders")
 plt.show()
+
+# %% [markdown]
+# ### Water against fog at the same visibility
+#
+# Eq. 1 maps a difference $\Delta J$ between two grey radiances at the same distance to
+# $\sum_c Y_c\,t_c\,\Delta J$ in luminance (the veiling light cancels), so the **luminance transmission** of
+# a medium is $\sum_c Y_c\,e^{-\beta_c d}$ with the BT.709 weights $Y = (0.2126, 0.7152, 0.0722)$. The cell
+# below gives it at the distance where fog keeps $1/e$ of the contrast ($\beta d = 1$ for fog), and averaged
+# over the showcase scene's pixels of finite depth at every level, with the fog visibility that would give
+# the water arm's mean on the same pixels. With $V$ defined on the clearest channel the water arm is the
+# harsher one at every level: green, which carries most of the luminance, fades 4.84 times faster than fog.
+# Had $V$ been defined on the channel mean, green would fade 0.43 times as fast as fog and water would be the
+# milder arm. Seed 003 reports the harsher ordering: the half-way visibility of accuracy is larger under
+# water than in fog (Table V: 22.1 vs 12.4 m and 33.5 vs 16.8 m for Qwen3-VL-2B on identification and
+# verification, 29.5 vs 14.1 m for InternVL3.5-2B), so under water its models lost their accuracy at about
+# twice fog's visibility. The fog-equivalent column shows how much harsher this definition makes water on a
+# synthetic scene; it is a property of the optics, not of a model.
+
+# %%
+v_top = physical.VISIBILITY_LEVELS_M[0]
+d_one_e = np.array([v_top / physical.KOSCHMIEDER[convention]])  # fog keeps 1/e here; the ratio is the same at any V
+print("luminance transmission where fog keeps 1/e of the contrast: " + ", ".join(
+    f"{medium} {physical.luminance_transmittance(d_one_e, v_top, medium, convention)[0]:.4f}"
+    for medium in ("fog", "water")))
+water_fog = physical.water_vs_fog(DEPTH, convention=convention)
+display(water_fog.round({"fog": 4, "water": 4, "water_over_fog": 3, "fog_equivalent_m": 2}))
 
 # %% [markdown]
 # ## ImageNet-C fog in metres (seed 003 Table VII, Fig. 7)

@@ -80,8 +80,34 @@ def test_underwater_attenuates_red_fastest():
     veil = physical.linear_to_srgb(np.array(physical.WATER_VEILING)) * 255
     moved = np.abs(out[0, 0] - 200) / np.abs(veil - 200)  # share of the way to the veiling light
     assert moved[0] > moved[1] > moved[2]
-    beta = physical.extinction(31.25) * np.array(physical.WATER_ABSORPTION) / np.mean(physical.WATER_ABSORPTION)
-    assert np.mean(beta) == pytest.approx(physical.extinction(31.25))
+    # V is the visibility of the clearest channel (blue): beta_B = K / V, the others scaled by a_w / a_w(blue)
+    beta = physical.water_extinction(31.25)
+    np.testing.assert_allclose(beta, math.log(50) / 31.25 * np.array([0.2755, 0.0474, 0.00979]) / 0.00979)
+    np.testing.assert_allclose(physical.water_extinction(31.25, "5%") / beta, math.log(20) / math.log(50))
+
+
+def test_luminance_transmittance_and_water_vs_fog():
+    d = np.array([0.0, 5.0, 40.0, np.inf])
+    np.testing.assert_allclose(physical.luminance_transmittance(d, 20.0), physical.transmittance(d, 20.0))
+    y = np.array([0.2126, 0.7152, 0.0722])
+    want = np.exp(-np.outer(d[:3], physical.water_extinction(20.0))) @ y
+    np.testing.assert_allclose(physical.luminance_transmittance(d[:3], 20.0, "water"), want)
+    assert physical.luminance_transmittance(d, 20.0, "water")[-1] == 0.0
+    np.testing.assert_array_equal(physical.luminance_transmittance(d, math.inf, "water"), 1.0)
+    with pytest.raises(ValueError, match="medium must be"):
+        physical.luminance_transmittance(d, 20.0, "milk")
+    depth = np.full((8, 8), 10.0)
+    depth[:2] = np.inf
+    table = physical.water_vs_fog(depth, (50.0, 5.0))
+    assert list(table.columns) == ["visibility_m", "fog", "water", "water_over_fog", "fog_equivalent_m"]
+    assert table["fog"].tolist() == pytest.approx(list(np.exp(-math.log(50) * 10.0 / np.array([50.0, 5.0]))))
+    assert (table["water_over_fog"] < 1).all() and (table["fog_equivalent_m"] < table["visibility_m"]).all()
+    # the fog visibility with the water arm's transmission gives it back
+    for _, r in table.iterrows():
+        fog_eq = physical.luminance_transmittance(np.array([10.0]), r["fog_equivalent_m"])[0]
+        assert fog_eq == pytest.approx(r["water"], rel=1e-5)
+    with pytest.raises(ValueError, match="no finite pixel"):
+        physical.water_vs_fog(np.full((4, 4), np.inf))
 
 
 def test_imagenet_c_fog_gain_and_equivalent_visibility_closed_form():

@@ -292,15 +292,19 @@ def loglik_full_forward(lm: Any, item_id: str, prompt: str, options: Sequence[st
 # ------------------------------------------------------------------------------ sampling and text
 
 _LETTER_RE = re.compile(r"^\(?([A-Z])\)?(?=$|[\s.:,)\]])")
-_CONF_RE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%?", re.I)
+_CONF_RE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
 
 
 def parse_answer(text: str, options: Sequence[str], answer_format: str = "letters") -> int | None:
     """Map a generated answer to an option index by its letter or its option text; ``None`` if neither.
 
     The first non-empty line is used, with a leading ``Answer:`` removed. A
-    letter must be one of the K letters; option text matches case-insensitively,
-    exactly or as the line's start (longest option first).
+    letter must be one of the K letters; option text matches case-insensitively
+    and without a closing ``.`` or ``!`` on either side (so an option that ends
+    with a full stop, like seed 003's abstain wording, matches itself), exactly
+    or as the line's start followed by a non-alphanumeric character (longest
+    option first). ``answer_format="letters"`` tries the letter first, ``"text"``
+    the option text first.
     """
     line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
     line = re.sub(r"^(answer|the answer is)\s*[:\-]?\s*", "", line, flags=re.I).strip()
@@ -312,12 +316,15 @@ def parse_answer(text: str, options: Sequence[str], answer_format: str = "letter
         return None
 
     def by_text() -> int | None:
-        low = line.lower().rstrip(".!")
+        def norm(t: str) -> str:  # case and a closing full stop or exclamation mark do not count
+            return t.lower().strip().rstrip(".!")
+
+        low = norm(line)
         for i, opt in enumerate(options):
-            if low == opt.lower().strip():
+            if low == norm(opt):
                 return i
         for i in sorted(range(len(options)), key=lambda j: -len(options[j])):
-            o = options[i].lower().strip()
+            o = norm(options[i])
             if low.startswith(o) and (len(low) == len(o) or not low[len(o)].isalnum()):
                 return i
         return None
@@ -331,11 +338,29 @@ def parse_answer(text: str, options: Sequence[str], answer_format: str = "letter
 
 
 def parse_confidence(text: str) -> float:
-    """Verbalized confidence ``Confidence: N`` (seed 003, Table II) as N/100 in [0, 1]; NaN if absent."""
+    """Verbalized confidence ``Confidence: N`` (seed 003, Table II) as a probability in [0, 1]; NaN if absent.
+
+    Seed 003 asks for "a number from 0 to 100", so ``N`` is read as a
+    percentage, with one exception for answers that give a probability
+    instead. The rule, applied to the first ``confidence`` followed by a number
+    (``:`` or ``=`` optional, case-insensitive):
+
+    * a number written **with a decimal point and a value in [0, 1]**
+      (``0.9``, ``.9``, ``1.0``, ``0.0``) is a probability: 0.9 is 0.9;
+    * every other number is a percentage: integers (``Confidence: 85`` is
+      0.85, ``Confidence: 1`` is 0.01, ``Confidence: 0`` is 0), decimals above 1
+      (``85.5`` is 0.855), and any number followed by ``%`` (``0.9%`` is
+      0.009);
+    * the result is clipped to [0, 1] (``120%`` is 1).
+    """
     m = _CONF_RE.search(str(text))
     if not m:
         return float("nan")
-    return float(min(max(float(m.group(1)) / 100.0, 0.0), 1.0))
+    number, percent = m.group(1), m.group(2)
+    value = float(number)
+    if not ("." in number and value <= 1.0 and not percent):
+        value /= 100.0
+    return float(min(max(value, 0.0), 1.0))
 
 
 _END_OF_TURN = ("<|end|>", "<|im_end|>", "<end_of_turn>", "<end_of_utterance>", "<|eot_id|>", "<|endoftext|>")
@@ -441,8 +466,9 @@ def verbal_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     """Verbalized confidence (seed 003, Table II): the prompts carry the confidence request.
 
     The option distribution is the ``base`` method's on the same prompts; the
-    greedy answer is parsed for ``Confidence: N`` (``verbal_conf`` = N/100, NaN
-    when absent) and for the chosen option (``extra['parsed_idx']``).
+    greedy answer is parsed for ``Confidence: N`` (``verbal_conf``, read by
+    :func:`parse_confidence`; NaN when absent) and for the chosen option
+    (``extra['parsed_idx']``).
     """
     if base == "letter":
         dist = letter_scores(lm, item_ids, prompts, options, images, batch_size=batch_size)
