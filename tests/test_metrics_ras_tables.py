@@ -227,3 +227,18 @@ def test_percentile_interval_ignores_nan_replicates_and_checks_ci():
 def test_state_effects_rejects_unknown_quantity():
     with pytest.raises(ValueError, match="quantity"):
         M.state_effects(pair_frame(CELL), quantities=("RAS", "nope"))
+
+
+def test_state_counts_do_not_depend_on_the_order_of_the_state_categories():
+
+    from vlmrobust import metrics
+
+    pairs = metrics.pairs(simulate_predictions(40, models=["m"], perturbations=["gaussian_blur"], levels=[1, 2],
+                                               rng=np.random.default_rng(3)))
+    shuffled = pairs.assign(state=pairs["state"].cat.reorder_categories(["ww", "wc", "cw", "cc"]))
+    for fn in (metrics.table_iii, metrics.state_effects):
+        a, b = fn(pairs), fn(shuffled)
+        num = a.select_dtypes("number").columns
+        np.testing.assert_allclose(a[num].to_numpy(float), b[num].to_numpy(float))
+    plain = pairs.assign(state=pairs["state"].astype(str))
+    np.testing.assert_allclose(metrics.table_iii(plain)["n"], metrics.table_iii(pairs)["n"])

@@ -143,7 +143,9 @@ def register_all() -> None:
             name=boxed_name(base), levels=meta.levels, params=meta.params, param_name=meta.param_name,
             unit=meta.unit, random=meta.random, needs_depth=meta.needs_depth, options=meta.options,
             description=f"{meta.description.rstrip('.')}; the red box drawn after it",
-            extra={"rng_name": meta.extra.get("rng_name", base), "base": base}, **common), _with_box(fn))
+            extra={"rng_name": meta.extra.get("rng_name", base), "base": base,
+                   **({"version": meta.extra["version"]} if "version" in meta.extra else {})}, **common),
+            _with_box(fn))
     fog_m, water_m = _lookup("fog_physical")[0], _lookup("underwater")[0]
     register(PerturbationInfo(
         name=boxed_name("fog_physical_ext"), levels=_EXT_LEVELS, params=VISIBILITY_LADDER_EXT_M,
@@ -154,13 +156,14 @@ def register_all() -> None:
         name=boxed_name("underwater_ext"), levels=_EXT_LEVELS, params=VISIBILITY_LADDER_EXT_M,
         param_name=water_m.param_name, unit="m", random=False, needs_depth=True, options=water_m.options,
         description="The underwater arm on the extended ladder (16,000 m to 1.95 m); the red box drawn after it",
-        extra={"base": "underwater_ext"}, **common), _with_box(_water_ext))
+        extra={"base": "underwater_ext", "version": physical.WATER_VERSION}, **common), _with_box(_water_ext))
     for arm, veil in (("fog", physical.FOG_AIRLIGHT), ("water", float(np.mean(physical.WATER_VEILING)))):
         register(PerturbationInfo(
             name=boxed_name(f"sky_only_{arm}"), levels=(1,), params=(veil,),
             param_name="mean veiling light of the sky", unit="linear RGB", random=False, needs_depth=True,
             description=f"Control: the sky becomes the {arm} veiling light, t = 1 elsewhere; the red box after it",
-            extra={"base": f"sky_only_{arm}"}, **common), _with_box(_sky(arm)))
+            extra={"base": f"sky_only_{arm}", **({"version": physical.WATER_VERSION} if arm == "water" else {})},
+            **common), _with_box(_sky(arm)))
     register(PerturbationInfo(
         name=boxed_name("blank"), levels=(1,), params=(float(BLANK_GREY),), param_name="grey level",
         unit="sRGB level", random=False, description="Control: a uniform grey image with the red box kept",

@@ -321,6 +321,11 @@ def _water_level(x: np.ndarray, level: int, rng, depth: np.ndarray, *, veiling_l
                       convention=convention)
 
 
+#: Implementation version of the underwater arm (enters sweep shard keys): 2 = V of the clearest channel
+#: (version 1 scaled the absorption by its channel mean, which made water milder than fog).
+WATER_VERSION = 2
+
+
 def register_all() -> None:
     """Register the fog and underwater visibility ladders (levels 1..8 = 250 m .. 1.95 m)."""
     register(PerturbationInfo(
@@ -333,4 +338,5 @@ def register_all() -> None:
         param_name="visibility V (clearest channel, blue)", unit="m", random=False, needs_depth=True,
         description="Pure-water absorption per channel on metric ray distance, V of the clearest channel, "
                     "blue-green veiling light",
-        options=("veiling_light", "convention")), _water_level)
+        options=("veiling_light", "convention"),
+        extra={"version": WATER_VERSION}), _water_level)

@@ -82,6 +82,23 @@ def _codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return codes.astype(np.int64), pd.Index(u)
 
 
+def codes_in(col: pd.Series, vocabulary: Sequence[str], name: str) -> np.ndarray:
+    """Index of each value of ``col`` in ``vocabulary``, for categorical columns in any category order or plain values.
+
+    Raises ``ValueError`` naming ``name`` when a value is outside the vocabulary.
+    """
+    vocab = pd.Index(list(vocabulary))
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        remap = vocab.get_indexer(col.cat.categories)
+        codes = col.cat.codes.to_numpy().astype(np.int64)
+        out = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+    else:
+        out = vocab.get_indexer(col)
+    if (out < 0).any():
+        raise ValueError(f"{name} must be one of {list(vocabulary)}")
+    return out.astype(np.int64)
+
+
 def gsum(codes: np.ndarray, n_groups: int, values: np.ndarray | None = None) -> np.ndarray:
     """Per-group sum of ``values`` (or counts when ``None``)."""
     if values is None:

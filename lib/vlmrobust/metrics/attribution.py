@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._group import as_cols, check_single_method, group_codes, gsum, safe_div
+from ._group import as_cols, check_single_method, codes_in, group_codes, gsum, safe_div
 from .pairs import STATES
 
 __all__ = ["CELL", "QUANTITIES", "state_effects"]
@@ -59,10 +59,7 @@ def state_effects(
             raise ValueError(f"quantity {q!r} is not a column of the pair table; choose from {list(QUANTITIES)}")
     codes, keys = group_codes(pairs, by)
     G = len(keys)
-    st = pairs["state"].cat.codes.to_numpy().astype(np.int64) if isinstance(
-        pairs["state"].dtype, pd.CategoricalDtype) else pd.Index(STATES).get_indexer(pairs["state"])
-    if (st < 0).any():
-        raise ValueError(f"state must be one of {STATES}")
+    st = codes_in(pairs["state"], STATES, "state")
     gs = codes * 4 + st
     n_ab = gsum(gs, 4 * G).reshape(G, 4)
     n_a = np.stack([n_ab[:, 0] + n_ab[:, 1], n_ab[:, 2] + n_ab[:, 3]], axis=1)  # (G, 2): c, w

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._group import as_cols, check_single_method, group_codes, gsum, safe_div
+from ._group import as_cols, check_single_method, codes_in, group_codes, gsum, safe_div
 from .bootstrap import percentile_interval, replicate_sums, resample_counts
 from .pairs import STATES
 
@@ -168,7 +168,7 @@ def table_iii(pairs: pd.DataFrame, unit: str | Sequence[str] = ()) -> pd.DataFra
     check_single_method(pairs, unit, "unit")
     codes, keys = group_codes(pairs, unit)
     G = len(keys)
-    st = pairs["state"].cat.codes.to_numpy().astype(np.int64)
+    st = codes_in(pairs["state"], STATES, "state")
     gs = codes * 4 + st
     n_ab = gsum(gs, 4 * G).reshape(G, 4)
     n_a = np.repeat(np.stack([n_ab[:, :2].sum(1), n_ab[:, 2:].sum(1)], 1), 2, axis=1)

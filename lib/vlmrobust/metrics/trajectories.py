@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._group import as_cols, check_single_method, group_codes, gsum, safe_div
+from ._group import as_cols, check_single_method, codes_in, group_codes, gsum, safe_div
 
 __all__ = ["TRAJECTORY_CLASSES", "classify_paths", "trajectories", "trajectory_summary"]
 
@@ -152,7 +152,7 @@ def trajectory_summary(traj: pd.DataFrame, unit: str | Sequence[str] = ("model",
     check_single_method(traj, unit, "unit")
     codes, keys = group_codes(traj, unit)
     G, C = len(keys), len(TRAJECTORY_CLASSES)
-    k = traj["klass"].cat.codes.to_numpy().astype(np.int64)
+    k = codes_in(traj["klass"], TRAJECTORY_CLASSES, "klass")
     gk = codes * C + k
     n = gsum(gk, G * C).reshape(G, C)
     src = np.concatenate([np.repeat(n[:, :3].sum(1, keepdims=True), 3, 1),
