@@ -1,9 +1,7 @@
 """The mutation score of `make mutants`, from `mutmut results --all true` on standard input.
 
-In scope: every mutant of the files listed in ``[tool.mutmut] only_mutate``,
-except, in ``score/methods.py``, the functions other than the answer and
-confidence parsing (``parse_*``): the scoring functions there need models and
-are tested elsewhere. The score is the share of in-scope mutants killed (a
+In scope: every mutant of the files listed in ``[tool.mutmut] only_mutate``
+(``score/parsing.py`` is the answer and confidence parsing). The score is the share of in-scope mutants killed (a
 failing test, a timeout or a crash); "no tests" mutants count as not killed.
 Prints the counts per status, the score per module and overall, and every
 mutant that was not killed.
@@ -19,14 +17,6 @@ KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 _LINE = re.compile(r"^\s*(?P<name>[\w.]+__mutmut_\d+):\s*(?P<status>.+?)\s*$")
 
 
-def in_scope(name: str) -> bool:
-    """Whether a mutant counts: all of them except the non-parsing functions of score.methods."""
-    module, _, func = name.rpartition(".")
-    if module.endswith("score.methods"):
-        return func.startswith("x_parse_")  # mutmut names a module-level function f's mutants x_f__mutmut_N
-    return True
-
-
 def parse(lines) -> list[tuple[str, str]]:
     """``(mutant name, status)`` of every line of mutmut's result listing."""
     out = []
@@ -38,8 +28,8 @@ def parse(lines) -> list[tuple[str, str]]:
 
 
 def summary(results: list[tuple[str, str]]) -> dict:
-    """Counts, per-module and overall scores, and the mutants not killed (in scope only)."""
-    kept = [(n, s) for n, s in results if in_scope(n)]
+    """Counts, per-module and overall scores, and the mutants not killed."""
+    kept = results
     counts = Counter(s for _, s in kept)
     per_module: dict[str, Counter] = defaultdict(Counter)
     for n, s in kept:

@@ -22,7 +22,7 @@ import pytest
 import torch
 import twins
 
-from vlmrobust import models, score, synth
+from vlmrobust import models, schema, score
 
 torch.set_num_threads(1)
 
@@ -63,8 +63,8 @@ def test_seed003_identification_prompt_and_prefill():
 
 
 def test_abstain_wordings_are_seed003s():
-    assert synth.ABSTAIN_TEXTS["unclear"] == SEED003_ABSTAIN_MAIN.split(". ", 1)[1]
-    assert _plain(synth.ABSTAIN_TEXTS["dont_know"]) == re.search('"(.*)"', _plain(SEED003_ABSTAIN_2)).group(1)
+    assert schema.ABSTAIN_TEXTS["unclear"] == SEED003_ABSTAIN_MAIN.split(". ", 1)[1]
+    assert _plain(schema.ABSTAIN_TEXTS["dont_know"]) == re.search('"(.*)"', _plain(SEED003_ABSTAIN_2)).group(1)
 
 
 def test_seed002_mcq_prompt_wording():

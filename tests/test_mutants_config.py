@@ -24,7 +24,7 @@ def test_mutmut_paths_name_the_library_and_existing_tests():
     for pattern in cfg["only_mutate"]:
         assert any(fnmatch.fnmatch(f, pattern) for f in lib_files), pattern
     for want in ("metrics/ras.py", "metrics/pairs.py", "metrics/attribution.py", "corrupt/physical.py",
-                 "corrupt/escalation.py", "corrupt/natural.py", "score/methods.py"):
+                 "corrupt/escalation.py", "corrupt/natural.py", "score/parsing.py"):
         assert any(fnmatch.fnmatch(f"src/vlmrobust/{want}", p) for p in cfg["only_mutate"]), want
     for sel in cfg["pytest_add_cli_args_test_selection"]:
         file, _, func = sel.partition("::")
@@ -46,20 +46,17 @@ RESULTS = """\
     vlmrobust.metrics.ras.x_ras__mutmut_1: killed
     vlmrobust.metrics.ras.x_ras__mutmut_2: survived
     vlmrobust.metrics.ras.x_top1__mutmut_1: timeout
-    vlmrobust.score.methods.x_parse_confidence__mutmut_1: killed
-    vlmrobust.score.methods.x_parse_answer__mutmut_3: no tests
-    vlmrobust.score.methods.x_loglik_scores__mutmut_1: no tests
-    vlmrobust.score.methods.x_letter_scores__mutmut_7: survived
+    vlmrobust.score.parsing.x_parse_confidence__mutmut_1: killed
+    vlmrobust.score.parsing.x_parse_answer__mutmut_3: no tests
     vlmrobust.corrupt.physical.xǁThingǁmethod__mutmut_2: killed
 """
 
 
-def test_mutation_score_counts_in_scope_mutants_only():
+def test_mutation_score_counts_every_mutant():
     res = mutation_score.summary(mutation_score.parse(RESULTS.splitlines()))
-    # the two non-parsing functions of score.methods are out of scope
     assert res["total"] == 6 and res["killed"] == 4
     assert res["score"] == 4 / 6
     assert res["counts"] == {"killed": 3, "survived": 1, "timeout": 1, "no tests": 1}
     assert res["per_module"]["vlmrobust.metrics.ras"] == (2, 3)
     assert res["not_killed"] == [("vlmrobust.metrics.ras.x_ras__mutmut_2", "survived"),
-                                 ("vlmrobust.score.methods.x_parse_answer__mutmut_3", "no tests")]
+                                 ("vlmrobust.score.parsing.x_parse_answer__mutmut_3", "no tests")]

@@ -110,7 +110,8 @@ def greedy_states(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], imag
     import torch
 
     from ..score._core import ScoringError, model_inputs
-    from ..score.methods import _batches, _stop_ids
+    from ..score.generate import stop_ids as _stop_ids
+    from ..score.methods import _batches
 
     stops = _stop_ids(lm)
     out: list[dict | None] = [None] * len(prompts)

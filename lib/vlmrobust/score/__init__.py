@@ -13,16 +13,9 @@
 """
 
 from ._core import OptionScores, ScoringError, argmax_low, margin_of, softmax
-from .methods import (
-                      greedy_texts,
-                      letter_scores,
-                      loglik_full_forward,
-                      loglik_scores,
-                      parse_answer,
-                      parse_confidence,
-                      sample_scores,
-                      verbal_scores,
-)
+from .generate import greedy_texts, sample_scores, verbal_scores
+from .methods import letter_scores, loglik_full_forward, loglik_scores
+from .parsing import parse_answer, parse_confidence
 from .summaries import method_agreement, severity_curves, summary
 from .table import METHODS, predict
 

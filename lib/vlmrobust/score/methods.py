@@ -1,20 +1,20 @@
-"""The scoring methods: letter logits, option log-likelihood, sampling, verbalized confidence.
+"""The forward-pass scoring methods: letter logits and option log-likelihood.
 
 Each returns one :class:`~vlmrobust.score._core.OptionScores` per item, holding the
 full option distribution. Inputs are parallel lists (item ids, prompt strings
-from :func:`vlmrobust.models.build_prompt`, option lists, images).
+from :func:`vlmrobust.models.build_prompt`, option lists, images). The methods that
+generate text (sampling, verbalized confidence) are in :mod:`.generate`; reading
+generated answers is :mod:`.parsing`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..models import continuation_ids, letter_token_ids
-from ..schema import LETTERS
 from ._core import (
     OptionScores,
     ScoringError,
@@ -27,8 +27,7 @@ from ._core import (
     softmax,
 )
 
-__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward", "sample_scores", "greedy_texts",
-           "verbal_scores", "parse_answer", "parse_confidence", "token_lengths"]
+__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward", "token_lengths"]
 
 
 def token_lengths(lm: Any, prompts: Sequence[str]) -> list[int]:
@@ -287,197 +286,3 @@ def loglik_full_forward(lm: Any, item_id: str, prompt: str, options: Sequence[st
         lp = torch.log_softmax(logits[0, n - 1: n - 1 + len(t)].double(), dim=-1).cpu().numpy()
         sums.append(sum(lp[j, tok] for j, tok in enumerate(t)))
     return np.asarray(sums)
-
-
-# ------------------------------------------------------------------------------ sampling and text
-
-_LETTER_RE = re.compile(r"^\(?([A-Z])\)?(?=$|[\s.:,)\]])")
-_CONF_RE = re.compile(r"confidence\s*[:=]?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
-
-
-def parse_answer(text: str, options: Sequence[str], answer_format: str = "letters") -> int | None:
-    """Map a generated answer to an option index by its letter or its option text; ``None`` if neither.
-
-    The first non-empty line is used, with a leading ``Answer:`` removed. A
-    letter must be one of the K letters; option text matches case-insensitively
-    and without a closing ``.`` or ``!`` on either side (so an option that ends
-    with a full stop, like seed 003's abstain wording, matches itself), exactly
-    or as the line's start followed by a non-alphanumeric character (longest
-    option first). ``answer_format="letters"`` tries the letter first, ``"text"``
-    the option text first.
-    """
-    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
-    line = re.sub(r"^(answer|the answer is)\s*[:\-]?\s*", "", line, flags=re.I).strip()
-
-    def by_letter() -> int | None:
-        m = _LETTER_RE.match(line)
-        if m and LETTERS.index(m.group(1)) < len(options):
-            return LETTERS.index(m.group(1))
-        return None
-
-    def by_text() -> int | None:
-        def norm(t: str) -> str:  # case and a closing full stop or exclamation mark do not count
-            return t.lower().strip().rstrip(".!")
-
-        low = norm(line)
-        for i, opt in enumerate(options):
-            if low == norm(opt):
-                return i
-        for i in sorted(range(len(options)), key=lambda j: -len(options[j])):
-            o = norm(options[i])
-            if low.startswith(o) and (len(low) == len(o) or not low[len(o)].isalnum()):
-                return i
-        return None
-
-    order = (by_letter, by_text) if answer_format == "letters" else (by_text, by_letter)
-    for f in order:
-        hit = f()
-        if hit is not None:
-            return hit
-    return None
-
-
-def parse_confidence(text: str) -> float:
-    """Verbalized confidence ``Confidence: N`` (seed 003, Table II) as a probability in [0, 1]; NaN if absent.
-
-    Seed 003 asks for "a number from 0 to 100", so ``N`` is read as a
-    percentage, with one exception for answers that give a probability
-    instead. The rule, applied to the first ``confidence`` followed by a number
-    (``:`` or ``=`` optional, case-insensitive):
-
-    * a number written **with a decimal point and a value in [0, 1]**
-      (``0.9``, ``.9``, ``1.0``, ``0.0``) is a probability: 0.9 is 0.9;
-    * every other number is a percentage: integers (``Confidence: 85`` is
-      0.85, ``Confidence: 1`` is 0.01, ``Confidence: 0`` is 0), decimals above 1
-      (``85.5`` is 0.855), and any number followed by ``%`` (``0.9%`` is
-      0.009);
-    * the result is clipped to [0, 1] (``120%`` is 1).
-    """
-    m = _CONF_RE.search(str(text))
-    if not m:
-        return float("nan")
-    number, percent = m.group(1), m.group(2)
-    value = float(number)
-    if not ("." in number and value <= 1.0 and not percent):
-        value /= 100.0
-    return float(min(max(value, 0.0), 1.0))
-
-
-_END_OF_TURN = ("<|end|>", "<|im_end|>", "<end_of_turn>", "<end_of_utterance>", "<|eot_id|>", "<|endoftext|>")
-
-
-def _stop_ids(lm: Any) -> set[int]:
-    """End-of-sequence ids of the tokenizer and generation config, and the usual end-of-turn tokens."""
-    ids = set()
-    vocab = lm.tokenizer.get_vocab()
-    ids.update(vocab[t] for t in _END_OF_TURN if t in vocab)
-    for src in (getattr(lm.tokenizer, "eos_token_id", None),
-                getattr(getattr(lm.model, "generation_config", None), "eos_token_id", None)):
-        if isinstance(src, int):
-            ids.add(src)
-        elif isinstance(src, (list, tuple)):
-            ids.update(int(s) for s in src)
-    return ids
-
-
-def _decode(lm, item_id, prompt, image, *, n: int, temperature: float, max_new_tokens: int,
-            generator: Any = None, stops: set[int] | None = None) -> list[str]:
-    """Decode ``n`` continuations from one shared prompt forward (KV cache repeated n times).
-
-    ``temperature == 0`` is greedy; otherwise tokens are drawn from
-    ``softmax(z / T)`` with the explicit ``torch.Generator``.
-    """
-    import torch
-
-    inputs = model_inputs(lm, [prompt], [image])
-    logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
-    last = logits[:, -1, :].float()
-    if n > 1:
-        cache.batch_repeat_interleave(n)
-        last = last.repeat(n, 1)
-    stops = _stop_ids(lm) if stops is None else stops
-    done = torch.zeros(n, dtype=torch.bool)
-    tokens: list[list[int]] = [[] for _ in range(n)]
-    for step in range(max_new_tokens):
-        if not torch.isfinite(last).all():
-            raise ScoringError(item_id, "non-finite (NaN or inf) logits while decoding")
-        if temperature == 0:
-            nxt = last.argmax(dim=-1)
-        else:
-            probs = torch.softmax(last.double() / temperature, dim=-1)
-            nxt = torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1)
-        for j in range(n):
-            if not done[j]:
-                t = int(nxt[j])
-                if t in stops:
-                    done[j] = True
-                else:
-                    tokens[j].append(t)
-        if bool(done.all()) or step == max_new_tokens - 1:
-            break
-        logits, cache = forward(lm, {"input_ids": nxt.view(n, 1).to(lm.device)}, cache=cache)
-        last = logits[:, -1, :].float()
-    return [lm.tokenizer.decode(t, skip_special_tokens=True) for t in tokens]
-
-
-def greedy_texts(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], images: Sequence[Any], *,
-                 max_new_tokens: int = 16) -> list[str]:
-    """Greedy answers, one per item (generate-then-parse)."""
-    stops = _stop_ids(lm)
-    return [_decode(lm, i, p, im, n=1, temperature=0.0, max_new_tokens=max_new_tokens, stops=stops)[0]
-            for i, p, im in zip(item_ids, prompts, images, strict=True)]
-
-
-def sample_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
-                  images: Sequence[Any], generators: Sequence[Any], *, n: int = 20, temperature: float = 1.0,
-                  max_new_tokens: int = 8) -> list[OptionScores]:
-    """Sampling estimate of the option distribution (seed 000, suppl. III-B).
-
-    ``n`` answers at temperature ``T`` per item (one ``torch.Generator`` per
-    item, seeded by the caller from repro keys), each mapped to an option by
-    :func:`parse_answer`; ``probs`` are the empirical frequencies among parsed
-    answers (uniform when none parses), ``unparsed_rate`` the unparseable share,
-    ``scores`` the counts, the margin in frequency units.
-    """
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0 for sampling, got {temperature!r}")
-    out = []
-    stops = _stop_ids(lm)
-    for iid, p, opts, im, g in zip(item_ids, prompts, options, images, generators, strict=True):
-        texts = _decode(lm, iid, p, im, n=n, temperature=float(temperature), max_new_tokens=max_new_tokens,
-                        generator=g, stops=stops)
-        counts = np.zeros(len(opts))
-        for t in texts:
-            k = parse_answer(t, opts, lm.answer_format)
-            if k is not None:
-                counts[k] += 1
-        parsed = counts.sum()
-        probs = counts / parsed if parsed else np.full(len(opts), 1.0 / len(opts))
-        out.append(OptionScores(probs=probs, scores=counts, margin=margin_of(probs),
-                                unparsed_rate=float(1 - parsed / n), extra={"texts": texts}))
-    return out
-
-
-def verbal_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], options: Sequence[Sequence[str]],
-                  images: Sequence[Any], *, base: str = "letter", batch_size: int = 8,
-                  max_new_tokens: int = 24) -> list[OptionScores]:
-    """Verbalized confidence (seed 003, Table II): the prompts carry the confidence request.
-
-    The option distribution is the ``base`` method's on the same prompts; the
-    greedy answer is parsed for ``Confidence: N`` (``verbal_conf``, read by
-    :func:`parse_confidence`; NaN when absent) and for the chosen option
-    (``extra['parsed_idx']``).
-    """
-    if base == "letter":
-        dist = letter_scores(lm, item_ids, prompts, options, images, batch_size=batch_size)
-    elif base == "loglik":
-        dist = loglik_scores(lm, item_ids, prompts, options, images, batch_size=batch_size)[0]
-    else:
-        raise ValueError(f"base must be 'letter' or 'loglik', got {base!r}")
-    texts = greedy_texts(lm, item_ids, prompts, images, max_new_tokens=max_new_tokens)
-    for d, t, opts in zip(dist, texts, options, strict=True):
-        d.verbal_conf = parse_confidence(t)
-        d.extra = {**d.extra, "text": t, "parsed_idx": parse_answer(t, opts, lm.answer_format)}
-    return dist

@@ -17,7 +17,8 @@ from ..models import build_prompt, default_method
 from ..repro import key_to_int
 from ..schema import METHODS, PRED_COLUMNS
 from ._core import ScoringError, argmax_low, check_item
-from .methods import letter_scores, loglik_scores, sample_scores, verbal_scores
+from .generate import sample_scores, verbal_scores
+from .methods import letter_scores, loglik_scores
 
 __all__ = ["METHODS", "predict"]
 
