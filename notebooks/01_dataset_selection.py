@@ -401,7 +401,7 @@ else:
 # of growing size (`vlmrobust.select.simulate_pool`: 3 selectors × 19 corruptions × 5 severities, 384-d
 # embeddings, 4 % fragile questions). κ and A⁺ are linear in the pool; the greedy traversal is quadratic in
 # |A⁺| at worst (each step compares the remaining questions with the running centroids), and in practice keeps
-# exact scores only for a few hundred candidates between full passes. `bench/select.py` checks the result
+# exact scores only for a few hundred candidates between full passes. `bench/selection.py` checks the result
 # against a per-item loop on 100,000 questions.
 
 # %%

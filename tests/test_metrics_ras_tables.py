@@ -242,3 +242,22 @@ def test_state_counts_do_not_depend_on_the_order_of_the_state_categories():
         np.testing.assert_allclose(a[num].to_numpy(float), b[num].to_numpy(float))
     plain = pairs.assign(state=pairs["state"].astype(str))
     np.testing.assert_allclose(metrics.table_iii(plain)["n"], metrics.table_iii(pairs)["n"])
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "int64", "float64"])
+def test_run_factorisation_equals_pandas_factorize(dtype):
+    from vlmrobust.metrics._group import factorize
+
+    g = np.random.default_rng(5)
+    runs = np.repeat(g.integers(0, 30, 400), g.integers(1, 60, 400))  # long runs: the fast path
+    for values in (runs, g.integers(0, 30, 20_000)):  # and a column without runs
+        col = pd.Series(values.astype(str) if dtype in (object, "str") else values).astype(dtype)
+        if dtype == "float64":
+            col.iloc[[3, 5000, 5001]] = np.nan
+        codes, uniq = factorize(col)
+        want_codes, want_uniq = pd.factorize(col, sort=True)
+        np.testing.assert_array_equal(codes, want_codes)
+        assert list(uniq) == list(want_uniq)
+    cat = pd.Series(pd.Categorical(["b", "a", "b"], categories=["b", "a"]))
+    codes, uniq = factorize(cat)
+    assert codes.tolist() == [0, 1, 0] and list(uniq) == ["b", "a"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import CLEAN
-from ._group import as_cols, safe_div
+from ._group import as_cols, factorize, safe_div
 from .calibration import bin_index
 
 __all__ = ["CELL_COLUMNS", "cell_stats"]
@@ -44,8 +44,8 @@ def _grouped_ece(cell: np.ndarray, G: int, conf: np.ndarray, correct: np.ndarray
     key = cell * (n_bins + 1) + b
     size = G * (n_bins + 1)
     nb = np.bincount(key, minlength=size).reshape(G, n_bins + 1)[:, :n_bins].sum(axis=1)
-    gap = np.abs(np.bincount(key, weights=correct.astype(np.float64), minlength=size)
-                 - np.bincount(key, weights=c, minlength=size)).reshape(G, n_bins + 1)[:, :n_bins]
+    # |sum(correct) - sum(conf)| per bin, from one weighted count of (correct - conf)
+    gap = np.abs(np.bincount(key, weights=correct - c, minlength=size)).reshape(G, n_bins + 1)[:, :n_bins]
     return safe_div(gap.sum(axis=1), nb), nb
 
 
@@ -73,14 +73,7 @@ def _codes(pred: pd.DataFrame, col: str, often_constant: bool = False) -> tuple[
     x = pred[col]
     if often_constant and len(x) and not isinstance(x.dtype, pd.CategoricalDtype) and bool((x == x.iloc[0]).all()):
         return np.zeros(len(x), dtype=np.int64), pd.Index([x.iloc[0]])
-    if isinstance(x.dtype, pd.CategoricalDtype):
-        codes, uniq = x.cat.codes.to_numpy().astype(np.int64), pd.Index(x.cat.categories)
-    else:  # factorize in order of appearance, then sort the few distinct values (cheaper than sort=True)
-        codes, uniq = pd.factorize(x)
-        order = np.argsort(np.asarray(uniq, dtype=object), kind="stable")
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        codes, uniq = rank[codes] if len(codes) else codes.astype(np.int64), pd.Index(uniq).take(order)
+    codes, uniq = factorize(x)
     if len(codes) and codes.min() < 0:
         raise ValueError(f"column {col!r} has missing values")
     return codes, uniq

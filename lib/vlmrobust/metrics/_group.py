@@ -19,6 +19,31 @@ def as_cols(by: str | Sequence[str] | None, name: str = "by") -> tuple[str, ...]
     return tuple(by)
 
 
+def factorize(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pd.factorize(col, sort=True)`` (int64 codes, sorted distinct values; -1 for a missing value), faster on
+    tables sorted by the column's runs.
+
+    Predictions tables come in long runs (one model's rows, one item's conditions); when the first rows show
+    runs, only the first row of each run is factorised and its code repeated over the run. Categorical
+    columns keep their category order.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64), pd.Index(col.cat.categories)
+    n = len(col)
+    probe = min(n, 1024)
+    if n > 4 * probe and col.iloc[:probe].ne(col.iloc[:probe].shift()).sum() * 8 < probe:
+        values = col.to_numpy() if col.dtype == object or not isinstance(col.dtype, pd.StringDtype) else col.array
+        change = np.ones(n, dtype=bool)
+        change[1:] = np.asarray(values[1:] != values[:-1], dtype=bool)
+        if col.hasnans:  # NaN != NaN: keep missing values on their own rows (factorize gives them -1)
+            change |= np.asarray(col.isna(), dtype=bool)
+        heads = np.flatnonzero(change)
+        codes, u = pd.factorize(col.iloc[heads], sort=True)
+        return np.repeat(codes.astype(np.int64), np.diff(np.append(heads, n))), pd.Index(u)
+    codes, u = pd.factorize(col, sort=True)
+    return codes.astype(np.int64), pd.Index(u)
+
+
 def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Dense group codes ``0..G-1`` for the rows of ``df`` and the key frame of the ``G`` groups.
 
@@ -34,12 +59,7 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
         return np.zeros(n, dtype=np.int64), pd.DataFrame(index=[0])
     parts, uniques = [], []
     for c in by:
-        col = df[c]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            codes = col.cat.codes.to_numpy()  # small ints; widened once below
-            u = col.cat.categories
-        else:
-            codes, u = pd.factorize(col, sort=True)
+        codes, u = factorize(df[c])
         if (codes < 0).any():
             raise ValueError(f"grouping column {c!r} has missing values")
         parts.append(codes)
@@ -76,10 +96,7 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
 
 
 def _codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy().astype(np.int64), col.cat.categories
-    codes, u = pd.factorize(col, sort=True)
-    return codes.astype(np.int64), pd.Index(u)
+    return factorize(col)
 
 
 def codes_in(col: pd.Series, vocabulary: Sequence[str], name: str) -> np.ndarray:
@@ -95,7 +112,7 @@ def codes_in(col: pd.Series, vocabulary: Sequence[str], name: str) -> np.ndarray
     else:
         out = vocab.get_indexer(col)
     if (out < 0).any():
-        raise ValueError(f"{name} must be one of {list(vocabulary)}")
+        raise ValueError(f"{name} must be one of {tuple(vocabulary)}")
     return out.astype(np.int64)
 
 

@@ -29,7 +29,7 @@ candidates, and a bound proves that none of the other items can win or tie
 centroid's unit direction has moved since their scores were last computed).
 When the bound cannot prove it, a full pass rescores every remaining item (in
 float32, with its rounding error bounded) and picks new candidates. The picks
-are those of the plain definition (``bench/select.py`` checks them against a
+are those of the plain definition (``bench/selection.py`` checks them against a
 per-item loop; the tests against a direct implementation).
 """
 

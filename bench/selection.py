@@ -22,29 +22,21 @@ story's share of fragile items (``--fragile``, default 2 %) keeps A⁺ near
 2,000 items, the size of the paper's (1,750); ``--no-loop`` times the library
 alone, e.g. at the paper's eligibility ratio (``--fragile 0.45``: A⁺ ≈ 43,000).
 
-    .venv/bin/python bench/select.py
-    .venv/bin/python bench/select.py --items 20000
-    .venv/bin/python bench/select.py --fragile 0.45 --no-loop
+    .venv/bin/python bench/selection.py
+    .venv/bin/python bench/selection.py --items 20000
+    .venv/bin/python bench/selection.py --fragile 0.45 --no-loop
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import argparse
+import os
+import time
 
-# This file shares its name with the standard library's `select`; running it puts its folder first on
-# sys.path, where it would shadow that module for everything imported below (socket, pyarrow, ...).
-if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
+import numpy as np
 
-import argparse  # noqa: E402
-import os  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from vlmrobust import select as S  # noqa: E402
-from vlmrobust.repro import rng  # noqa: E402
+from vlmrobust import select as S
+from vlmrobust.repro import rng
 
 TIE = S.TIE_DECIMALS
 
