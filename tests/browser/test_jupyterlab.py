@@ -2,7 +2,8 @@
 
 For each notebook the test opens its ``.ipynb`` twin (as ``make lab`` shows it), checks that the project's
 kernel starts without a kernel-choice dialog, runs the first cells (title, imports, parameters, resolve),
-saves, and reads the saved notebook back: no cell may hold an error output. A screenshot of each notebook
+saves, and reads the saved notebook back: no cell may hold an error output. Every notebook is opened and
+started first, so their kernels work side by side; then each test waits for its own. A screenshot of each notebook
 goes to ``$VLMROBUST_BROWSER_SHOTS`` (``build/browser`` under ``make browser``). The server is started with
 a random port and token and stopped at the end; the test checks that it is gone.
 
@@ -119,36 +120,62 @@ def browser():
         b.close()
 
 
-@pytest.mark.parametrize("nb_id", nbtools.notebook_ids())
-def test_notebook_opens_on_the_project_kernel_and_its_first_cells_run(nb_id, lab, browser):
-    url, token, root = lab
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+def _open_and_run(browser, url: str, token: str, root: Path, nb_id: str) -> dict:
+    """Open one notebook in a page of its own, check its kernel, and start its first cells (does not wait)."""
     nb = nbformat.read(root / f"{nb_id}.ipynb", as_version=4)
     n_cells = nbtools.resolve_cell_index(nb) + 1  # title, imports, parameters, resolve
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(180_000)  # a shared two-core machine can be slow to start a kernel
-    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    page.set_default_timeout(240_000)  # a shared two-core machine can be slow to start eight kernels
+    out = {"context": context, "page": page, "n_cells": n_cells,
+           "n_code": sum(c.cell_type == "code" for c in nb.cells[:n_cells])}
     try:  # a workspace of its own per notebook, reset: no tab restored from an earlier page
         page.goto(f"{url}/lab/workspaces/{nb_id}/tree/{nb_id}.ipynb?reset&token={token}",
                   wait_until="domcontentloaded")
-        page.wait_for_selector(f"{panel} .jp-Cell")
-        kernel = _wait_for_idle_kernel(url, token, f"{nb_id}.ipynb")
-        assert kernel["name"] == "vlmrobust", f"the notebook started kernel {kernel['name']!r}"
-        assert page.locator(".jp-Dialog").count() == 0, "JupyterLab asked which kernel to start"
-        assert "vlmrobust" in page.locator(f"{panel} .jp-Toolbar-kernelName").first.inner_text()
-        page.locator(f"{panel} .jp-Cell").first.click()
+        page.wait_for_selector(f"{PANEL} .jp-Cell")
+        out["kernel"] = _wait_for_idle_kernel(url, token, f"{nb_id}.ipynb")
+        out["dialogs"] = page.locator(".jp-Dialog").count()
+        out["kernel_label"] = page.locator(f"{PANEL} .jp-Toolbar-kernelName").first.inner_text()
+        page.locator(f"{PANEL} .jp-Cell").first.click()
         page.keyboard.press("Escape")
         for _ in range(n_cells):
             page.keyboard.press("Shift+Enter")
-        done = f"() => [...document.querySelectorAll('{panel} .jp-CodeCell .jp-InputPrompt')].slice(0, " \
-               f"{sum(c.cell_type == 'code' for c in nb.cells[:n_cells])}).every(p => /\\[\\d+\\]/.test(p.textContent))"
-        page.wait_for_function(done)
-        page.keyboard.press("Control+s")
-        page.wait_for_timeout(1500)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{nb_id}.png"), full_page=False)
-    finally:
-        context.close()
+    except Exception as exc:  # reported by this notebook's test, not by the others'
+        out["error"] = exc
+    return out
+
+
+@pytest.fixture(scope="module")
+def started(lab, browser):
+    """Every notebook opened and its first cells started, so that their kernels work side by side."""
+    url, token, root = lab
+    pages = {nb_id: _open_and_run(browser, url, token, root, nb_id) for nb_id in nbtools.notebook_ids()}
+    yield pages
+    for p in pages.values():
+        p["context"].close()
+
+
+@pytest.mark.parametrize("nb_id", nbtools.notebook_ids())
+def test_notebook_opens_on_the_project_kernel_and_its_first_cells_run(nb_id, lab, started):
+    _, _, root = lab
+    run = started[nb_id]
+    if "error" in run:
+        raise run["error"]
+    assert run["kernel"]["name"] == "vlmrobust", f"the notebook started kernel {run['kernel']['name']!r}"
+    assert run["dialogs"] == 0, "JupyterLab asked which kernel to start"
+    assert "vlmrobust" in run["kernel_label"], run["kernel_label"]
+    page, n_cells = run["page"], run["n_cells"]
+    page.bring_to_front()
+    done = f"() => [...document.querySelectorAll('{PANEL} .jp-CodeCell .jp-InputPrompt')].slice(0, " \
+           f"{run['n_code']}).every(p => /\\[\\d+\\]/.test(p.textContent))"
+    page.wait_for_function(done)
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1500)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{nb_id}.png"), full_page=False)
     saved = json.loads((root / f"{nb_id}.ipynb").read_text())
     ran = [c for c in saved["cells"][:n_cells] if c["cell_type"] == "code"]
     assert ran and all(c.get("execution_count") for c in ran), "the first cells did not run"
