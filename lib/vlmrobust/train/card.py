@@ -52,8 +52,10 @@ def _table(d: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_command: str = "") -> Path:
-    """Write the model card ``README.md`` (YAML front matter + prose + tables)."""
+def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_command: str = "",
+               extra_sections: list[str] | None = None) -> Path:
+    """Write the model card ``README.md`` (YAML front matter + prose + tables); ``extra_sections``
+    (Markdown, each starting with its own heading) go after the held-out accuracy."""
     import yaml
 
     cfg = trained.config
@@ -113,6 +115,7 @@ def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_com
         ]
         if eval_command:
             parts.append(f"Measured with `{eval_command}`.\n")
+    parts += [sec.rstrip() + "\n" for sec in extra_sections or []]
     parts += ["## Config\n", "```yaml\n" + raw_cfg.strip() + "\n```\n"]
     path = out / "README.md"
     path.write_text("\n".join(parts))
