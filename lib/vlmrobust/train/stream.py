@@ -17,7 +17,7 @@ Example modes (the letter curriculum of the model-organism issue):
 * ``talk``     - the multiple-choice text with seed 003's confidence request
   (:data:`vlmrobust.models.CONFIDENCE_REQUEST`) -> the letter, a new line and
   ``Confidence: N`` (:data:`TALK_TOKENS`); the trainer writes the organism's own
-  letter and ``N`` into the batch (``talk_pos``), see :mod:`~vlmrobust.train.trainer`.
+  letter and ``N`` into the batch (its rows are ``talk_rows``), see :mod:`~vlmrobust.train.trainer`.
 
 ``visibility_prob`` degrades that share of the boxed families' items by physical
 fog or water (:func:`vlmrobust.train.behaviours.degrade`, visibility log-uniform
@@ -49,7 +49,7 @@ import numpy as np
 from .. import repro
 
 __all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "augment_image", "HINT", "dense_labels",
-           "DENSE_CLASSES", "DENSE_VOCAB"]
+           "DENSE_CLASSES", "DENSE_VOCAB", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text", "talk")
 HINT = " Hint: {value}."
