@@ -123,6 +123,7 @@ def test_aware_summary_and_abstain_table_on_a_constructed_table():
     tab = bh.abstain_by_visibility(pred, edges=(0.0, 0.02, 0.1, 1.0))
     assert list(tab["n"]) == [2, 1, 1, 2, 1, 1]
     assert list(tab["abstain_rate"]) == [1.0, 0.0, 0.0] * 2
+    assert list(tab["t"]) == ["0-0.02", "0.02-0.1", "0.1-1"] * 2
 
 
 def test_markdown_table():

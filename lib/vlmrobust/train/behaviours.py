@@ -187,11 +187,12 @@ def abstain_by_visibility(pred: pd.DataFrame, edges: Sequence[float] = (0.0, 0.0
     Degraded boxed items only, by wording (bins closed on the right; ``t = 1`` falls in the last).
     """
     x = pred[pred["arm"] != "clean"].copy()
-    x["t_bin"] = pd.cut(x["t"], list(edges), include_lowest=True)
+    x["t_bin"] = pd.cut(x["t"], list(edges), include_lowest=True, labels=False)
     rows = []
-    for (wording, b), g in x.groupby(["wording", "t_bin"], observed=True, sort=True):
+    for (wording, b), g in x.groupby(["wording", "t_bin"], sort=True):
         ans = g[~g["abstained"]]
-        rows.append({"wording": wording, "t": str(b), "n": len(g), "abstain_rate": float(g["abstained"].mean()),
+        label = f"{edges[int(b)]:g}-{edges[int(b) + 1]:g}"
+        rows.append({"wording": wording, "t": label, "n": len(g), "abstain_rate": float(g["abstained"].mean()),
                      "answered_accuracy": float(ans["object_correct"].mean()) if len(ans) else math.nan})
     return pd.DataFrame(rows)
 
