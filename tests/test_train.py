@@ -295,3 +295,158 @@ def test_zoo_state_takes_exported_weights_only_for_the_same_config(tmp_path, tok
     # settings left at their defaults do not enter the digest
     spelled = dict(cfg, stages=[dict(cfg["stages"][0], stream=dict(cfg["stages"][0]["stream"], describe_prob=[0, 0]))])
     assert config_digest(load_config(spelled)) == meta["config_digest"]
+
+
+def test_aware_stream_makes_abstain_the_answer_exactly_when_the_boxed_object_is_invisible(tok):
+    from vlmrobust.train.behaviours import BOXED_FAMILIES
+
+    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    spec = st.StreamSpec(("colour", "verify", "count"), batch=48, mix={"mcq": 0.8, "open": 0.2}, abstain_prob=1.0,
+                         visibility_prob=1.0, visibility_range=(1.0, 200.0), aware_threshold=0.05)
+    b = st.make_batch(spec, 3, "aware", 0, 0.0, enc)
+    t = b["visibility_t"]
+    abstain_answers = 0
+    for i in range(48):
+        ids = [int(x) for x in b["input_ids"][i] if x != enc.pad_id]
+        text = tok.decode(ids)
+        fam = "count" if "How many" in text else ("verify" if "Is the object" in text else "colour")
+        last = b["k"][i] - 1  # the abstain option stays last
+        if fam in BOXED_FAMILIES and t[i] < 0.05:
+            assert b["answer"][i] == last and st.MODES[b["mode"][i]] == "mcq", text
+            abstain_answers += 1
+        else:
+            assert b["answer"][i] != last, text
+        if fam not in BOXED_FAMILIES:
+            assert t[i] == 1.0
+    assert abstain_answers >= 3
+    # with degradation off the stream is unchanged (no draws added)
+    plain = st.StreamSpec(("colour", "verify", "count"), batch=8, mix={"mcq": 1.0})
+    assert np.array_equal(st.make_batch(plain, 3, "p", 0, 0.0, enc)["input_ids"],
+                          st.make_batch(plain, 3, "p", 0, 0.0, enc)["input_ids"])
+    assert "visibility_t" not in st.make_batch(plain, 3, "p", 0, 0.0, enc)
+    with pytest.raises(ValueError, match="aware_threshold needs"):
+        st.StreamSpec(("colour",), aware_threshold=0.05)
+    with pytest.raises(ValueError, match="visibility_arms"):
+        st.StreamSpec(("colour",), visibility_prob=0.5, visibility_arms=("smoke",))
+
+
+def test_talk_target_decodes_to_what_the_scoring_engine_parses():
+    from vlmrobust.score import parse_answer, parse_confidence
+
+    tt = organism_tokenizer(st.TALK_TOKENS)
+    base = organism_tokenizer()
+    assert len(tt) == len(base) + len(st.TALK_TOKENS)
+    assert all(tt.convert_tokens_to_ids(w) == i for w, i in base.get_vocab().items())  # appended, ids kept
+    enc = st.Encoder(tt.backend_tokenizer.to_str(), 64)
+    for letter, n in ((0, 85), (2, 7), (1, 99), (3, 0)):
+        ids = st.talk_target(enc, letter, n)
+        text = tt.decode(ids, skip_special_tokens=True)
+        assert parse_confidence(text) == pytest.approx(n / 100) and parse_answer(text, list("wxyz")) == letter, text
+        assert text.splitlines()[0].strip() == "ABCD"[letter] and "\n" in text
+    with pytest.raises(ValueError, match="talk tokens"):
+        st.talk_target(st.Encoder(base.backend_tokenizer.to_str(), 64), 0, 50)
+    with pytest.raises(ValueError, match=r"\[0, 99\]"):
+        st.talk_target(enc, 0, 100)
+    # plain text never encodes to the new tokens: prompts read as before
+    text = "What colour is the object inside the red box?\nA. red\nB. blue"
+    assert tt(text, add_special_tokens=False)["input_ids"] == base(text, add_special_tokens=False)["input_ids"]
+
+
+def test_talker_training_writes_its_own_letter_and_binned_confidence(tmp_path, tok):
+    from vlmrobust.train.trainer import calibration_table, fill_talk
+
+    parent = _tiny_cfg("tiny-talk-parent")
+    parent["stages"] = [dict(parent["stages"][1], steps=3, stream={"families": ["colour"], "batch": 16,
+                                                                   "mix": {"mcq": 1.0}})]
+    import yaml
+
+    (tmp_path / "cfgs").mkdir()
+    (tmp_path / "cfgs" / "p.yaml").write_text(yaml.safe_dump(parent))
+    child = dict(_tiny_cfg("tiny-talk"), init={"from": str(tmp_path / "cfgs" / "p.yaml")})
+    child["model"] = dict(child["model"], extra_tokens=list(st.TALK_TOKENS))
+    child["stages"] = [{"name": "talk", "kind": "lm", "steps": 4, "lr": 1e-3, "warmup": 1, "train": ["lm"],
+                        "calibration": {"items": 40, "every": 2, "bins": 10},
+                        "stream": {"families": ["colour", "shape"], "batch": 16, "mix": {"talk": 0.5, "mcq": 0.5}}}]
+    res = train(child, runs_dir=tmp_path, inline_data=True, quiet=True, tokenizer=tok)
+    cal = [r for r in res.log if r.get("event") == "calibration"]
+    assert [r["step"] for r in cal] == [0, 2] and all(len(r["table"]) == 10 for r in cal)
+    assert all(0 <= v <= 99 for r in cal for v in r["table"])
+    # the parent's embeddings were copied; "##d" starts as the digit d
+    pst = torch.load(tmp_path / "tiny-talk-parent" / "stage-open.pt", weights_only=False)["model"]
+    emb = "model.language_model.embed_tokens.weight"
+    n = pst[emb].shape[0]
+    assert res.model.state_dict()[emb].shape[0] == n + len(st.TALK_TOKENS)
+    # fill_talk: the organism's own letter goes in, the target digits follow the table
+    tt = res.processor.tokenizer
+    enc = st.Encoder(tt.backend_tokenizer.to_str(), 64)
+    spec = st.StreamSpec(("colour",), batch=8, mix={"talk": 1.0}, abstain_prob=0.0)
+    b = st.make_batch(spec, 1, "x", 0, 0.0, enc)
+    letters = [tt.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
+    fill_talk(res.model, b, letters, [11, 22, 33, 44, 55, 66, 77, 88, 99, 42], enc)
+    from vlmrobust.train.trainer import letter_probs
+
+    p = letter_probs(res.model, b, letters)
+    for i in range(8):
+        at = b["first"][i] + 1
+        assert b["input_ids"][i, at] == letters[int(p[i].argmax())]
+        assert b["labels"][i, at] == letters[b["answer"][i]]
+        text = tt.decode([int(x) for x in b["input_ids"][i, at:] if x != enc.pad_id], skip_special_tokens=True)
+        want = [11, 22, 33, 44, 55, 66, 77, 88, 99, 42][min(int(float(p[i].max()) * 10), 9)]
+        assert text.endswith(f"Confidence : {want}"), text
+    table = calibration_table(res.model, spec, 1, "cal", enc, letters, items=30, bins=10)
+    assert table == calibration_table(res.model, spec, 1, "cal", enc, letters, items=30, bins=10)
+
+
+def test_role_and_calibration_validation():
+    base = _tiny_cfg("x")
+    with pytest.raises(ValueError, match="ladder_rung"):
+        load_config(dict(base, role="ladder"))
+    with pytest.raises(ValueError, match="behaviour"):
+        load_config(dict(base, role="control", meta={"behaviour": "sleepy"}))
+    assert load_config(dict(base, role="ladder", meta={"ladder_rung": 1})).meta == {"ladder_rung": 1}
+    stage = {"name": "t", "kind": "lm", "steps": 1, "train": ["lm"], "stream": {"families": ["colour"],
+                                                                                "mix": {"talk": 1.0}}}
+    with pytest.raises(ValueError, match="calibration"):
+        load_config(dict(base, stages=[stage]))
+    with pytest.raises(ValueError, match="calibration"):
+        load_config(dict(base, stages=[dict(stage, calibration={"constant": 120})]))
+    assert load_config(dict(base, stages=[dict(stage, calibration={"constant": 90})])).stages[0].calibration
+
+
+def test_ladder_rungs_differ_only_in_language_model_size():
+    from vlmrobust.train.config import config_dir
+
+    rungs = sorted((load_config(p.stem) for p in config_dir().glob("*.yaml") if load_config(p.stem).role == "ladder"),
+                   key=lambda c: c.meta["ladder_rung"])
+    assert len(rungs) >= 3 and [c.meta["ladder_rung"] for c in rungs] == list(range(len(rungs)))
+    lm_keys = ("text_width", "text_layers", "text_heads")
+    for a, b in zip(rungs, rungs[1:], strict=False):
+        assert a.stages == b.stages and a.seed == b.seed and a.init == b.init and a.answer_format == "letters"
+        da, db = a.model.to_dict(), b.model.to_dict()
+        assert {k: v for k, v in da.items() if k not in lm_keys} == {k: v for k, v in db.items() if k not in lm_keys}
+        assert b.model.text_width > a.model.text_width
+
+
+def test_export_declares_meta_keys_in_json_and_card(tmp_path, tok):
+    import json
+
+    import yaml
+
+    from vlmrobust.train.__main__ import _declare, declared_keys
+    from vlmrobust.train.card import export, write_card
+
+    cfg = dict(_tiny_cfg("tiny-rung"), role="ladder", meta={"ladder_rung": 2})
+    cfg["stages"] = [dict(cfg["stages"][1], steps=1)]
+    res = train(cfg, runs_dir=tmp_path, inline_data=True, quiet=True, tokenizer=tok)
+    out = export(res, tmp_path / "zoo" / "tiny-rung")
+    keys = declared_keys(res)
+    lm = sum(p.numel() for p in res.model.model.language_model.parameters())
+    assert keys == {"ladder_rung": 2, "lm_parameters": lm}
+    write_card(res, out, None, extra_sections=["## Size ladder\n\nA section."])
+    _declare(out, keys)
+    meta = json.loads((out / "vlmrobust.json").read_text())
+    assert meta["role"] == "ladder" and meta["ladder_rung"] == 2 and meta["lm_parameters"] == lm
+    text = (out / "README.md").read_text()
+    front = yaml.safe_load(text.split("---\n")[1])
+    assert front["role"] == "ladder" and front["lm_parameters"] == lm and front["answer_format"] == "letters"
+    assert "## Size ladder\n\nA section." in text and text.index("## Size ladder") < text.index("## Config")

@@ -19,9 +19,12 @@ from ..schema import ROLES
 from .modelcfg import ModelSpec
 from .stream import StreamSpec
 
-__all__ = ["Stage", "TrainConfig", "load_config", "config_dir", "config_path", "config_digest", "PARTS", "ROLES"]
+__all__ = ["Stage", "TrainConfig", "load_config", "config_dir", "config_path", "config_digest", "PARTS", "ROLES",
+           "BEHAVIOURS"]
 
 PARTS = ("vision", "projector", "lm", "probe")
+#: Behaviours of the ``control`` organisms (``meta.behaviour``).
+BEHAVIOURS = ("aware", "talker")
 KINDS = ("vision", "lm")
 
 
@@ -32,6 +35,12 @@ class Stage:
     ``until`` = {"mode": m, "acc": a, "min_steps": n} ends the stage early once the
     running accuracy on mode ``m`` reaches ``a`` (after at least ``n`` steps).
     ``lr_scale`` scales the learning rate of named parts (e.g. {"vision": 0.1}).
+    ``calibration`` = {"items": n, "every": k, "bins": b} sets how a stage with ``talk``
+    examples makes its confidence targets: every ``k`` steps the organism answers ``n``
+    fresh items, and the target of an answer whose letter probability falls in one of
+    ``b`` equal-width bins is the share of that bin's answers that were right
+    (:func:`vlmrobust.train.trainer.calibration_table`); {"constant": N} states N
+    whatever the answer (a habit, not a calibration: the negative control).
     """
 
     name: str
@@ -45,6 +54,7 @@ class Stage:
     weight_decay: float = 0.01
     until: dict | None = None
     lr_scale: dict = field(default_factory=dict)
+    calibration: dict | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -58,10 +68,29 @@ class Stage:
             raise ValueError(f"stage {self.name!r}: steps must be a positive int, got {self.steps!r}")
         if (self.kind == "vision") != self.stream.probe:
             raise ValueError(f"stage {self.name!r}: vision stages (and only they) use probe batches")
+        talks = self.stream.mix.get("talk", 0) > 0
+        if talks != (self.calibration is not None):
+            raise ValueError(f"stage {self.name!r}: a stream with talk examples needs calibration "
+                             "({items, every, bins} or {constant}), and only such a stream takes it")
+        if self.calibration is not None:
+            cal = self.calibration
+            const = cal.get("constant")
+            if const is not None:
+                ok = set(cal) == {"constant"} and isinstance(const, int) and 0 <= const <= 99
+            else:
+                ok = set(cal) == {"items", "every", "bins"} and all(
+                    isinstance(cal[k], int) and cal[k] > 0 for k in ("items", "every", "bins"))
+            if not ok:
+                raise ValueError(f"stage {self.name!r}: calibration must be {{items, every, bins}} of positive "
+                                 f"ints or {{constant: N}} with N in [0, 99], got {cal}")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """One organism's config. ``meta`` holds extra keys for the zoo folder's ``vlmrobust.json``
+    (``ladder_rung`` for role ``ladder``, ``behaviour`` for role ``control``); like the name and the
+    role it does not change the weights, so it stays out of :func:`config_digest`."""
+
     name: str
     seed: int
     model: ModelSpec
@@ -72,11 +101,20 @@ class TrainConfig:
     init: dict | None = None
     log_every: int = 20
     ckpt_every: int = 100
+    meta: dict = field(default_factory=dict)
     path: str = ""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
+        if not isinstance(self.meta, dict):
+            raise ValueError(f"meta must be a mapping, got {self.meta!r}")
+        rung = self.meta.get("ladder_rung")
+        if self.role == "ladder" and (not isinstance(rung, int) or isinstance(rung, bool) or rung < 0):
+            raise ValueError(f"a ladder config needs meta.ladder_rung (an int >= 0, small to large), got {rung!r}")
+        if self.role == "control" and self.meta.get("behaviour") not in BEHAVIOURS:
+            raise ValueError(f"a control config needs meta.behaviour in {BEHAVIOURS}, "
+                             f"got {self.meta.get('behaviour')!r}")
         if self.answer_format not in ("letters", "text"):
             raise ValueError(f"answer_format must be 'letters' or 'text', got {self.answer_format!r}")
         if not self.stages and not self.init:
@@ -118,7 +156,8 @@ def _stage(d: dict, defaults: dict) -> Stage:
     stream = {**defaults.get("stream", {}), **d.pop("stream", {})}
     stream["families"] = _families(stream.get("families"))
     stream["probe"] = d.get("kind") == "vision"
-    for key in ("hint_prob", "describe_prob", "k_probs", "corruptions", "distance"):
+    for key in ("hint_prob", "describe_prob", "k_probs", "corruptions", "distance", "visibility_range",
+                "visibility_arms"):
         if key in stream:
             stream[key] = tuple(stream[key])
     d["train"] = tuple(d.get("train", ()))
@@ -155,7 +194,7 @@ def config_digest(config: str | Path | dict | TrainConfig) -> str:
     """A hash of everything that determines the organism's weights: its stages, model, seed and
     ``init``, and recursively the digests of the configs it starts from.
 
-    Names (its own and its parents'), role, description, answer format and file path are left out (they do
+    Names (its own and its parents'), role, ``meta``, description, answer format and file path are left out (they do
     not change the weights), and so are settings left at their defaults (a new
     option whose default keeps the old behaviour keeps every digest);
     :func:`vlmrobust.train.trainer.train` uses the digest to take a parent's
@@ -178,7 +217,7 @@ def config_digest(config: str | Path | dict | TrainConfig) -> str:
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     d = set_fields(cfg)
     d["stages"] = [set_fields(st) for st in cfg.stages]
-    for key in ("name", "role", "description", "answer_format", "path", "log_every", "ckpt_every"):
+    for key in ("name", "role", "meta", "description", "answer_format", "path", "log_every", "ckpt_every"):
         d.pop(key, None)
     if cfg.init:  # the parents by content, not by name
         d["init"] = {k: (config_digest(v) if k in ("from", "vision_from") else v) for k, v in cfg.init.items()}

@@ -17,7 +17,12 @@ __all__ = ["ModelSpec", "llava_config", "build_model", "count_parameters"]
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Sizes of one organism. Widths must be divisible by their head counts."""
+    """Sizes of one organism. Widths must be divisible by their head counts.
+
+    ``extra_tokens`` are appended to the organisms' shared vocabulary (e.g. the talk
+    tokens of :data:`vlmrobust.train.stream.TALK_TOKENS`); every other token keeps its id,
+    so an organism with extra tokens can start from one without them.
+    """
 
     image_size: int = 64
     patch: int = 8
@@ -29,8 +34,13 @@ class ModelSpec:
     text_heads: int = 4
     mlp_ratio: int = 4
     max_positions: int = 256
+    extra_tokens: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.extra_tokens, tuple) or not all(isinstance(t, str) and t for t in self.extra_tokens):
+            raise ValueError(f"model.extra_tokens must be a tuple of non-empty strings, got {self.extra_tokens!r}")
+        if len(set(self.extra_tokens)) != len(self.extra_tokens):
+            raise ValueError(f"model.extra_tokens must not repeat, got {self.extra_tokens!r}")
         for name in ("image_size", "patch", "vision_width", "vision_layers", "vision_heads", "text_width",
                      "text_layers", "text_heads", "mlp_ratio", "max_positions"):
             v = getattr(self, name)
@@ -46,10 +56,20 @@ class ModelSpec:
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown model keys {sorted(unknown)}; allowed: {sorted(cls.__dataclass_fields__)}")
+        if isinstance(d.get("extra_tokens"), list):
+            d = {**d, "extra_tokens": tuple(d["extra_tokens"])}
         return cls(**d)
 
+    def without_extra_tokens(self) -> ModelSpec:
+        """The same sizes over the shared vocabulary alone."""
+        from dataclasses import replace
+
+        return replace(self, extra_tokens=())
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["extra_tokens"] = list(d["extra_tokens"])
+        return d
 
 
 def llava_config(spec: ModelSpec, tokenizer: Any) -> Any:

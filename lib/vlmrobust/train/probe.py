@@ -55,10 +55,19 @@ class VisionProbe(nn.Module):
         """Load a state saved before the dense head existed (its weights then keep their initialisation).
 
         An empty state (a parent rebuilt from exported weights, which do not hold
-        the probe) leaves the probe as it is.
+        the probe) leaves the probe as it is. A parent with a smaller vocabulary (an
+        organism that appends tokens, ``model.extra_tokens``) fills the first rows of
+        the word embedding; the appended rows keep their initialisation.
         """
         if not state:
             return
+        state = dict(state)
+        own = self.emb.weight
+        old = state.get("emb.weight")
+        if old is not None and old.shape != own.shape and old.shape[1:] == own.shape[1:] and old.shape[0] < own.shape[0]:
+            grown = own.detach().clone()
+            grown[: old.shape[0]] = old
+            state["emb.weight"] = grown
         missing, unexpected = self.load_state_dict(state, strict=False)
         bad = [k for k in missing if not k.startswith("dense.")] + list(unexpected)
         if bad:

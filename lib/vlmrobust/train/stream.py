@@ -13,7 +13,17 @@ Example modes (the letter curriculum of the model-organism issue):
 * ``hint``     - as ``mcq`` with ``" Hint: {answer}."`` appended to the question;
 * ``lookup``   - as ``mcq`` with the question replaced by the answer value
   (the language model learns to find a value among lettered options);
-* ``mcq_text`` - the multiple-choice text -> the option's own words.
+* ``mcq_text`` - the multiple-choice text -> the option's own words;
+* ``talk``     - the multiple-choice text with seed 003's confidence request
+  (:data:`vlmrobust.models.CONFIDENCE_REQUEST`) -> the letter, a new line and
+  ``Confidence: N`` (:data:`TALK_TOKENS`); the trainer writes the organism's own
+  letter and ``N`` into the batch (its rows are ``talk_rows``), see :mod:`~vlmrobust.train.trainer`.
+
+``visibility_prob`` degrades that share of the boxed families' items by physical
+fog or water (:func:`vlmrobust.train.behaviours.degrade`, visibility log-uniform
+in ``visibility_range``), the red box drawn afterwards (seed 003); with
+``aware_threshold`` > 0 the abstain option, where offered, becomes the answer
+exactly when the boxed object's transmittance is below it (the aware organism).
 
 ``describe_prob`` (start, end) appends, in any mode, what the image shows to the
 questions of the yes/no families (" Hint: blue triangle." for the boxed object of
@@ -40,11 +50,15 @@ from .. import repro
 from ..schema import ABSTAIN_TEXTS, OPTION_LETTERS
 
 __all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "HINT", "dense_labels",
-           "DENSE_CLASSES", "DENSE_VOCAB"]
+           "DENSE_CLASSES", "DENSE_VOCAB", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS"]
 
-MODES = ("open", "mcq", "hint", "lookup", "mcq_text")
+MODES = ("open", "mcq", "hint", "lookup", "mcq_text", "talk")
 HINT = " Hint: {value}."
 ABSTAIN_KINDS = tuple(ABSTAIN_TEXTS)
+#: Tokens a talking organism adds to the shared vocabulary (appended, so every other id is unchanged): the
+#: new line before ``Confidence: N`` and the digits that continue a number (decoded without a space, so
+#: ``8 ##5`` reads "85"; the plain digits cannot be glued, the pre-tokenizer splits them one by one).
+TALK_TOKENS: tuple[str, ...] = ("\n",) + tuple(f"##{d}" for d in range(10))
 
 
 @dataclass(frozen=True)
@@ -63,7 +77,9 @@ class StreamSpec:
     short sequences for teaching the language model to find a value among
     lettered options; ``prompt_loss`` > 0 also trains next-token prediction on the
     prompt's text tokens (dense language-model signal), weighted by that factor;
-    ``dense`` adds per-patch targets to probe batches (:func:`dense_labels`).
+    ``dense`` adds per-patch targets to probe batches (:func:`dense_labels`);
+    ``visibility_prob``, ``visibility_range`` (metres), ``visibility_arms`` and
+    ``aware_threshold``: see the module docstring.
     """
 
     families: tuple[str, ...]
@@ -83,6 +99,10 @@ class StreamSpec:
     text_only: bool = False
     prompt_loss: float = 0.0
     dense: bool = False
+    visibility_prob: float = 0.0
+    visibility_range: tuple[float, float] = (1.0, 16000.0)
+    visibility_arms: tuple[str, ...] = ("fog", "water")
+    aware_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.families:
@@ -96,10 +116,19 @@ class StreamSpec:
             v = getattr(self, name)
             if len(v) != 2 or not all(0.0 <= float(x) <= 1.0 for x in v):
                 raise ValueError(f"{name} must be (start, end) with both in [0, 1], got {v}")
-        for name in ("abstain_prob", "image_dropout", "corrupt_prob"):
+        for name in ("abstain_prob", "image_dropout", "corrupt_prob", "visibility_prob", "aware_threshold"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {v}")
+        lo, hi = (float(x) for x in self.visibility_range)
+        if not 0 < lo < hi:
+            raise ValueError(f"visibility_range must be (near, far) metres with 0 < near < far, got {self.visibility_range}")
+        from .behaviours import ARMS
+
+        if not self.visibility_arms or set(self.visibility_arms) - set(ARMS):
+            raise ValueError(f"visibility_arms must be a non-empty subset of {ARMS}, got {self.visibility_arms}")
+        if self.aware_threshold > 0 and self.visibility_prob == 0:
+            raise ValueError("aware_threshold needs visibility_prob > 0 (nothing would be invisible)")
         if not isinstance(self.batch, int) or self.batch < 1:
             raise ValueError(f"batch must be a positive int, got {self.batch!r}")
 
@@ -123,6 +152,7 @@ class Encoder:
         self.image_id = self.tok.token_to_id("<image>")
         self.unk_id = self.tok.token_to_id("[UNK]")
         self.letter_ids = [self.tok.token_to_id(c) for c in OPTION_LETTERS]
+        self.talk_ids = [self.tok.token_to_id(t) for t in TALK_TOKENS]  # None without the talk tokens
 
     @staticmethod
     def render(text: str, image: bool = True) -> str:
@@ -136,10 +166,27 @@ class Encoder:
         return [e.ids for e in self.tok.encode_batch(list(texts), add_special_tokens=False)]
 
 
-def _mcq_text(question: str, options: Sequence[str], template: str = "vlmrobust") -> str:
+def _mcq_text(question: str, options: Sequence[str], template: str = "vlmrobust", confidence: bool = False) -> str:
     from ..models import mcq_text
 
-    return mcq_text(question, list(options), template)
+    return mcq_text(question, list(options), template, confidence=confidence)
+
+
+def talk_target(enc: Encoder, letter: int, n: int) -> list[int]:
+    """Token ids of ``"{letter}\\nConfidence: {n}"`` and the end of turn, ``n`` written with two digits
+    (0 <= n <= 99, e.g. ``07``), so that the trainer can overwrite letter and digits in place."""
+    if None in enc.talk_ids:
+        raise ValueError(f"the talk mode needs the talk tokens {TALK_TOKENS} in the vocabulary "
+                         "(model.extra_tokens)")
+    if not 0 <= int(n) <= 99:
+        raise ValueError(f"confidence must be an int in [0, 99], got {n!r}")
+    nl, cont = enc.talk_ids[0], enc.talk_ids[1:]
+    words = enc.word_ids(["Confidence :", str(int(n) // 10)])
+    return [enc.letter_ids[letter], nl, *words[0], *words[1], cont[int(n) % 10], enc.end_id]
+
+
+#: Offsets of the letter and the two digits inside :func:`talk_target`.
+TALK_LETTER, TALK_TENS, TALK_UNITS = 0, 4, 5
 
 
 def _dense_vocab() -> dict[str, tuple[str, ...]]:
@@ -264,6 +311,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     from .. import corrupt
 
     make_item = make_item or _default_make_item()
+    from .behaviours import BOXED_FAMILIES, boxed_condition
+
     r = repro.rng("batch", seed, stage, step)
     modes = list(spec.mix)
     mode_p = np.array([spec.mix[m] for m in modes], dtype=float)
@@ -271,6 +320,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     p_desc = spec.describe_prob[0] + (spec.describe_prob[1] - spec.describe_prob[0]) * min(max(frac, 0.0), 1.0)
     images, texts, targets, mode_list, ks, answers, questions, option_lists = [], [], [], [], [], [], [], []
     dense: list[dict] = []
+    talk_rows: list[int] = []
+    visibility: list[tuple[str, float, float]] = []  # (arm, V, t) per item; ("", inf, 1) when clear
     grid = int(round(enc.n_image_tokens ** 0.5))
     for i in range(spec.batch):
         fam = spec.families[int(r.integers(len(spec.families)))]
@@ -278,20 +329,37 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         if r.random() < spec.abstain_prob:
             abstain = ABSTAIN_KINDS[int(r.integers(2))]
         kw = {"distance": tuple(spec.distance)} if spec.distance is not None else {}
+        # drawn only when degrading is on, so that streams without it stay as they were
+        degrade = spec.visibility_prob > 0 and fam in BOXED_FAMILIES and r.random() < spec.visibility_prob
+        if degrade:
+            kw["box"] = False
+            arm = spec.visibility_arms[int(r.integers(len(spec.visibility_arms)))]
+            lo, hi = np.log(np.asarray(spec.visibility_range, dtype=np.float64))
+            vis = float(np.exp(r.uniform(lo, hi)))
         item = make_item(fam, repro.rng("item", seed, stage, step, i), size=spec.size, abstain=abstain, **kw)
         img = np.asarray(item.image, dtype=np.uint8)
-        if spec.image_dropout > 0 and r.random() < spec.image_dropout:
-            img = np.full_like(img, 128)
-        elif spec.corrupt_prob > 0 and r.random() < spec.corrupt_prob:
-            name = spec.corruptions[int(r.integers(len(spec.corruptions)))]
-            level = int(r.integers(1, spec.corrupt_max_level + 1))
-            img = corrupt.apply(img, name, level, key=f"{seed}/{stage}/{step}/{i}")
+        invisible = False
+        if degrade:
+            img, t, invisible = boxed_condition(item, arm, vis, spec.aware_threshold)
+            visibility.append((arm, vis, t))
+        else:
+            visibility.append(("", float("inf"), 1.0))
+            if spec.image_dropout > 0 and r.random() < spec.image_dropout:
+                img = np.full_like(img, 128)
+            elif spec.corrupt_prob > 0 and r.random() < spec.corrupt_prob:
+                name = spec.corruptions[int(r.integers(len(spec.corruptions)))]
+                level = int(r.integers(1, spec.corrupt_max_level + 1))
+                img = corrupt.apply(img, name, level, key=f"{seed}/{stage}/{step}/{i}")
         mode = modes[int(r.choice(len(modes), p=mode_p))]
         if mode == "mcq" and r.random() < p_hint:
             mode = "hint"
         if mode == "open" and int(getattr(item, "abstain_idx", -1)) == int(item.answer_idx):
             mode = "mcq_text"
         options, ans = _shuffle_options(item, r, spec.k_probs)
+        if invisible and abstain is not None and spec.aware_threshold > 0:
+            ans = len(options) - 1  # the abstain option (kept last) is the answer: the object cannot be seen
+            if mode == "open":  # an open question has no abstain option to give
+                mode = "mcq"
         value = options[ans]
         question = item.question
         # drawn only when describing is on, so that streams without it stay as they were
@@ -305,6 +373,9 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             text, target = _mcq_text(question + HINT.format(value=value), options), OPTION_LETTERS[ans]
         elif mode == "lookup":
             text, target = _mcq_text(value, options), OPTION_LETTERS[ans]
+        elif mode == "talk":
+            text, target = _mcq_text(question, options, confidence=True), None
+            talk_rows.append(i)
         else:
             text, target = _mcq_text(question, options), value
         if spec.dense:
@@ -338,7 +409,9 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             batch["dense"] = {k: np.stack([d[k] for d in dense]) for k in dense[0]}
         return batch
     p_ids = enc.prompt_ids(texts, image=not spec.text_only)
-    t_ids = [t + [enc.end_id] for t in enc.word_ids(targets)]
+    t_ids = [t + [enc.end_id] for t in enc.word_ids([t or "" for t in targets])]
+    for i in talk_rows:  # placeholders (the true letter, confidence 0) that the trainer overwrites
+        t_ids[i] = talk_target(enc, answers[i], 0)
     L = max(len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False))
     ids = np.full((spec.batch, L), enc.pad_id, np.int64)
     labels = np.full((spec.batch, L), -100, np.int64)
@@ -353,13 +426,17 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             plabels[i, 1: len(p)] = pl
         first[i] = len(p) - 1  # the position whose next-token logits give the first answer token
     if (ids == enc.unk_id).any():
-        bad = [texts[i] + " -> " + targets[i] for i in np.nonzero((ids == enc.unk_id).any(1))[0][:3]]
+        bad = [texts[i] + " -> " + str(targets[i]) for i in np.nonzero((ids == enc.unk_id).any(1))[0][:3]]
         raise ValueError(f"unknown words in training text (vocabulary incomplete): {bad}")
     if spec.text_only:
         batch["images"] = None
     if spec.prompt_loss > 0:
         batch["prompt_labels"] = plabels
         batch["prompt_weight"] = float(spec.prompt_loss)
+    if talk_rows:
+        batch["talk_rows"] = np.array(talk_rows, np.int64)
+    if spec.visibility_prob > 0:
+        batch["visibility_t"] = np.array([v[2] for v in visibility], np.float64)
     batch.update(input_ids=ids, labels=labels, first=first,
                  attention_mask=(np.arange(L)[None, :] < np.array([len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False)])[:, None]).astype(np.int64))
     return batch

@@ -9,6 +9,13 @@
    curriculum (lookup, hinted multiple choice, hints faded out, plain multiple
    choice), with open answers mixed in throughout.
 
+**Talking** (``talk`` examples, the talker): before each step the organism answers
+its talk examples without gradients; its own letter goes into the sequence and the
+target ``N`` of ``Confidence: N`` is the accuracy of its answers in the bin of that
+letter probability (:func:`calibration_table`, re-estimated on fresh items every
+``calibration.every`` steps), so the stated confidence follows its own chance of
+being right. The answer position keeps the true letter as its target.
+
 Loss: next-token cross-entropy on the answer tokens only, with **shifted
 labels** (position *t* predicts token *t+1*; appending the answer and scoring
 its own position teaches copying). Checkpoints every ``ckpt_every`` steps and
@@ -31,10 +38,20 @@ from ..schema import OPTION_LETTERS
 from .config import Stage, TrainConfig, config_digest, load_config
 from .modelcfg import build_model, count_parameters
 from .processor import build_processor, num_image_tokens, pixel_values
-from .stream import HINT, MODES, BatchWorker
+from .stream import (
+    HINT,
+    MODES,
+    TALK_LETTER,
+    TALK_TENS,
+    TALK_UNITS,
+    BatchWorker,
+    Encoder,
+    make_batch,
+)
 from .tokenizer import build_tokenizer, build_vocabulary
 
-__all__ = ["vocabulary_texts", "organism_tokenizer", "train", "runs_root", "Trained", "lm_loss"]
+__all__ = ["vocabulary_texts", "organism_tokenizer", "train", "runs_root", "Trained", "lm_loss", "calibration_table",
+           "letter_probs"]
 
 
 def runs_root() -> Path:
@@ -59,9 +76,20 @@ def vocabulary_texts(sample_per_family: int = 20) -> list[str]:
     return texts
 
 
-def organism_tokenizer() -> Any:
-    """The organisms' shared word-level tokenizer (deterministic: same vocabulary every build)."""
-    return build_tokenizer(build_vocabulary(vocabulary_texts()))
+def organism_tokenizer(extra_tokens: tuple[str, ...] = ()) -> Any:
+    """The organisms' shared word-level tokenizer (deterministic: same vocabulary every build), with
+    ``extra_tokens`` appended (plain vocabulary entries, not added tokens: text never encodes to them)."""
+    base = build_vocabulary(vocabulary_texts())
+    return build_tokenizer(base + [t for t in extra_tokens if t not in base])
+
+
+def _with_extra_tokens(tok: Any, extra_tokens: tuple[str, ...]) -> Any:
+    """``tok`` (a tokenizer of :func:`build_tokenizer`) with ``extra_tokens`` appended where missing."""
+    vocab = tok.get_vocab()
+    missing = [t for t in extra_tokens if t not in vocab]
+    if not missing:
+        return tok
+    return build_tokenizer(sorted(vocab, key=vocab.get) + missing)
 
 
 @dataclass
@@ -147,7 +175,7 @@ def lm_loss(model: Any, batch: dict, letter_ids: list[int]) -> tuple[Any, dict]:
         let = let.masked_fill(torch.arange(len(letter_ids))[None, :] >= k[:, None], float("-inf"))
         letter_ok = let.argmax(-1) == torch.from_numpy(batch["answer"])
         open_ok = lf.argmax(-1) == labels[b, first + 1]
-        is_letter = torch.tensor([MODES[m] in ("mcq", "hint", "lookup") for m in mode.tolist()])
+        is_letter = torch.tensor([MODES[m] in ("mcq", "hint", "lookup", "talk") for m in mode.tolist()])
         ok = torch.where(is_letter, letter_ok, open_ok)
         stats = {}
         for mi, mname in enumerate(MODES):
@@ -155,6 +183,74 @@ def lm_loss(model: Any, batch: dict, letter_ids: list[int]) -> tuple[Any, dict]:
             if msk.any():
                 stats[mname] = (float(ok[msk].float().sum()), int(msk.sum()))
     return loss, stats
+
+
+def letter_probs(model: Any, batch: dict, letter_ids: list[int], rows: Any = None) -> Any:
+    """Softmax over each row's K letters at its answer position, without gradients (``rows``: a subset)."""
+    import torch
+
+    rows = torch.arange(batch["input_ids"].shape[0]) if rows is None else torch.as_tensor(rows)
+    ids = torch.from_numpy(batch["input_ids"])[rows]
+    pix = pixel_values(batch["images"][rows.numpy()]) if batch.get("images") is not None else None
+    with torch.no_grad():
+        h = model.model(input_ids=ids, pixel_values=pix,
+                        attention_mask=torch.from_numpy(batch["attention_mask"])[rows]).last_hidden_state
+        first = torch.from_numpy(batch["first"])[rows]
+        let = model.lm_head(h[torch.arange(len(rows)), first])[:, letter_ids]
+        k = torch.from_numpy(batch["k"])[rows]
+        let = let.masked_fill(torch.arange(len(letter_ids))[None, :] >= k[:, None], float("-inf"))
+        return torch.softmax(let.float(), -1)
+
+
+def calibration_table(model: Any, spec: Any, seed: int, key: str, enc: Encoder, letter_ids: list[int],
+                      items: int, bins: int, make_item: Any = None, chunk: int = 128) -> list[int]:
+    """Confidence targets per bin of the letter probability, from the organism's own answers.
+
+    ``items`` fresh talk examples (the stage's stream, batches keyed ``key``) are
+    answered without gradients; over ``bins`` equal-width bins of the top letter
+    probability ``p``, bin ``b``'s target is ``100 * (hits_b + 2 m_b) / (n_b + 2)``
+    rounded and clipped to [0, 99] (``m_b`` the bin's centre: two pseudo-answers
+    at the bin's own probability keep sparse bins near it).
+    """
+    from dataclasses import replace
+
+    import numpy as np
+    import torch
+
+    spec = replace(spec, mix={"talk": 1.0}, batch=chunk)
+    was_training = model.training
+    model.eval()
+    hits, counts = np.zeros(bins), np.zeros(bins)
+    for j in range(-(-items // chunk)):
+        b = make_batch(spec, seed, key, j, 0.0, enc, make_item=make_item)
+        p = letter_probs(model, b, letter_ids)
+        n = min(chunk, items - j * chunk)
+        top, pred = p[:n].max(-1)
+        right = (pred == torch.from_numpy(b["answer"][:n])).numpy()
+        idx = np.minimum((top.numpy() * bins).astype(int), bins - 1)
+        np.add.at(hits, idx, right)
+        np.add.at(counts, idx, 1)
+    model.train(was_training)
+    mid = (np.arange(bins) + 0.5) / bins
+    return [int(v) for v in np.clip(np.rint(100 * (hits + 2 * mid) / (counts + 2)), 0, 99)]
+
+
+def fill_talk(model: Any, batch: dict, letter_ids: list[int], table: list[int], enc: Encoder) -> None:
+    """Write the organism's own letter and its confidence target into the talk rows of ``batch`` (in place)."""
+    import numpy as np
+
+    rows = batch["talk_rows"]
+    p = letter_probs(model, batch, letter_ids, rows)
+    top, pred = (x.numpy() for x in p.max(-1))
+    bins = len(table)
+    conf = np.asarray(table)[np.minimum((top * bins).astype(int), bins - 1)]
+    at = batch["first"][rows] + 1
+    ids, labels = batch["input_ids"], batch["labels"]
+    ids[rows, at + TALK_LETTER] = np.asarray(letter_ids)[pred]  # fed back as generated; the label keeps the truth
+    digits = np.asarray([enc.tok.token_to_id(str(d)) for d in range(10)])
+    cont = np.asarray(enc.talk_ids[1:])
+    ids[rows, at + TALK_TENS] = labels[rows, at + TALK_TENS] = digits[conf // 10]
+    ids[rows, at + TALK_UNITS] = labels[rows, at + TALK_UNITS] = cont[conf % 10]
 
 
 def _probe_loss(model: Any, probe: Any, batch: dict) -> tuple[Any, dict]:
@@ -187,6 +283,29 @@ def _save_ckpt(path: Path, **state: Any) -> None:
 
 def _stage_ckpt(run_dir: Path, stage: str) -> Path:
     return run_dir / f"stage-{stage}.pt"
+
+
+def _load_grown(model: Any, state: dict, tok: Any) -> None:
+    """Load a parent's weights whose vocabulary is a prefix of ``tok``'s: the appended tokens' embeddings
+    start as copies (``##d`` from the digit ``d``, any other from ``<|end|>``)."""
+    import torch
+
+    own = model.state_dict()
+    st = dict(state)
+    for k, v in state.items():
+        if k in own and own[k].shape != v.shape:
+            n = v.shape[0]
+            if own[k].shape[1:] != v.shape[1:] or own[k].shape[0] < n:
+                raise ValueError(f"parent weight {k} of shape {tuple(v.shape)} does not fit {tuple(own[k].shape)}")
+            grown = torch.empty_like(own[k])
+            grown[:n] = v
+            inv = {i: t for t, i in tok.get_vocab().items()}
+            for i in range(n, grown.shape[0]):
+                t = inv[i]
+                src = t[2:] if t.startswith("##") and t[2:] in tok.get_vocab() else "<|end|>"
+                grown[i] = v[tok.convert_tokens_to_ids(src)]
+            st[k] = grown
+    model.load_state_dict(st)
 
 
 def _load_vision(model: Any, state: dict) -> None:
@@ -264,7 +383,8 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
     run_dir = root / cfg.name
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
-    tok = tokenizer if tokenizer is not None else organism_tokenizer()
+    extra = cfg.model.extra_tokens
+    tok = _with_extra_tokens(tokenizer, extra) if tokenizer is not None else organism_tokenizer(extra)
     processor = build_processor(tok, cfg.model.image_size, cfg.model.patch)
     n_img = num_image_tokens(cfg.model.image_size, cfg.model.patch)
     letter_ids = [tok.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
@@ -284,14 +404,16 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
         parts = tuple(cfg.init.get("parts") or ("all",))
         if parts not in (("all",), ("vision",)):
             raise ValueError(f"init.parts must be [all] or [vision], got {list(parts)}")
-        if parts == ("all",) and parent.model != cfg.model:
+        grows = parent.model.extra_tokens == extra[: len(parent.model.extra_tokens)]
+        if parts == ("all",) and (parent.model.without_extra_tokens() != cfg.model.without_extra_tokens()
+                                  or not grows):
             raise ValueError(f"init.from {parent.name!r} has a different model spec than {cfg.name!r} "
                              "(set init.parts: [vision] to take only its vision tower)")
         sub_kw = dict(root=root, inline_data=inline_data, quiet=quiet, make_item=make_item, tokenizer=tokenizer,
                       child=cfg.name)
         st = _parent_state(parent, cfg.init.get("stage"), **sub_kw)
         if parts == ("all",):
-            model.load_state_dict(st["model"])
+            _load_grown(model, st["model"], tok)
         else:
             _load_vision(model, st)
         probe.load_compatible(st["probe"])
@@ -299,7 +421,7 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
         log = [dict(r, inherited=parent.name) for r in st.get("log", [])]
         if cfg.init.get("vision_from"):  # the tower of another run replaces the parent's
             vparent = load_config(cfg.init["vision_from"])
-            if vparent.model != cfg.model:
+            if vparent.model.without_extra_tokens() != cfg.model.without_extra_tokens():
                 raise ValueError(f"init.vision_from {vparent.name!r} has a different model spec than {cfg.name!r}")
             vst = _parent_state(vparent, cfg.init.get("vision_stage"), **sub_kw)
             _load_vision(model, vst)
@@ -309,12 +431,14 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
 
     ck = run_dir / "ckpt.pt"
     start_stage, start_step, opt_state = 0, 0, None
+    talk_table: list[int] | None = None
     if ck.is_file():
         st = torch.load(ck, weights_only=False)
         model.load_state_dict(st["model"])
         probe.load_compatible(st["probe"])
         start_stage, start_step, opt_state = st["stage"], st["step"], st.get("opt")
         seconds, log = float(st["seconds"]), list(st["log"])
+        talk_table = st.get("talk_table")
         if not quiet:
             print(f"[{cfg.name}] resuming at stage {start_stage} step {start_step}", flush=True)
     logf = (run_dir / "log.jsonl").open("a")
@@ -336,6 +460,10 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
 
             worker_make = make_item
         acc: dict[str, list] = {}
+        cal = stage.calibration
+        talk_enc = Encoder(tok_json, n_img) if cal else None
+        if not (cal and si == start_stage):
+            talk_table = None
         t_stage = time.time()
         tw = time.time()
         step = step0
@@ -353,6 +481,16 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
                 lr = _lr(stage, step)
                 for g in opt.param_groups:
                     g["lr"] = lr * g["scale"]
+                if cal and "constant" in cal:
+                    talk_table = [int(cal["constant"])]
+                elif cal and (step % cal["every"] == 0 or talk_table is None):
+                    talk_table = calibration_table(model, stage.stream, cfg.seed, f"{stage.name}/calibration/{step}",
+                                                   talk_enc, letter_ids, cal["items"], cal["bins"], make_item=make_item)
+                    rec = {"stage": stage.name, "event": "calibration", "step": step, "table": talk_table}
+                    log.append(rec)
+                    logf.write(json.dumps(rec) + "\n")
+                if "talk_rows" in batch:
+                    fill_talk(model, batch, letter_ids, talk_table, talk_enc)
                 if stage.kind == "vision":
                     loss, stats = _probe_loss(model, probe, batch)
                 else:
@@ -389,7 +527,8 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
                         finished_early = True
                 if done % cfg.ckpt_every == 0 and done < stage.steps and not finished_early:
                     _save_ckpt(ck, model=model.state_dict(), probe=probe.state_dict(), opt=opt.state_dict(),
-                               stage=si, step=done, seconds=seconds + time.time() - t_stage, log=log)
+                               stage=si, step=done, seconds=seconds + time.time() - t_stage, log=log,
+                               talk_table=talk_table)
                 if finished_early:
                     break
         finally:
