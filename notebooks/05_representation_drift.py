@@ -691,7 +691,7 @@ def size_of(name: str) -> float:
 
 scale_models = LADDER if len(LADDER) >= 2 else MODELS
 if len(LADDER) < 2:
-    print(f"Missing: the zoo holds {len(LADDER)} organism(s) of role 'ladder' (a size ladder is being trained); "
+    print(f"Missing: the zoo holds {len(LADDER)} organism(s) of role 'ladder' (a size ladder needs at least two rungs); "
           f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) stays undecided.")
     scale_pred, scale_pairs = pred, pairs
 elif set(LADDER) <= set(MODELS):  # the probe sweep already scored them
