@@ -75,16 +75,21 @@ def _variants():
             for p in sorted((ROOT / "params").glob("*/*.yaml"))]
 
 
-@pytest.mark.parametrize("nb_id,variant", _variants())
-def test_make_run_of_every_variant_reaches_its_resolve_cell(nb_id, variant, tmp_path):
-    """`make run NB=<id> P=<variant>` checks the variant's parameters; those that need the hub stop there."""
+# one variant that resolves and one that stops for the hub go through `make run ... UNTIL=resolve` itself
+MAKE_VARIANTS = [("01_dataset_selection", "large"), ("03_scoring", "paper")]
+HUB_MESSAGES = ("Hugging Face cache", "no file", "'datasets' package")
+
+
+@pytest.mark.parametrize("nb_id,variant", MAKE_VARIANTS, ids=[f"{n}/{v}" for n, v in MAKE_VARIANTS])
+def test_make_run_until_resolve_checks_a_variant(nb_id, variant, tmp_path):
+    """`make run NB=<id> P=<variant> UNTIL=resolve` checks the variant's parameters; those that need the hub stop there."""
     run = subprocess.run(["make", "-s", "run", f"NB={nb_id}", f"P={variant}", "UNTIL=resolve",
                           f"RESULTS={tmp_path / 'results'}", f"EXEC_DIR={tmp_path / 'executed'}"],
                          cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=900)
     assert "No language found" not in run.stderr and "Traceback" not in run.stderr, run.stderr[-2000:]
     if run.returncode != 0:  # a variant for real models and data: a clear message from the resolve cell
         assert "stopped before the work began: ParameterError: parameter '" in run.stderr, run.stderr[-2000:]
-        assert any(k in run.stderr for k in ("Hugging Face cache", "no file", "'datasets' package")), run.stderr
+        assert any(k in run.stderr for k in HUB_MESSAGES), run.stderr
     executed = tmp_path / "executed" / f"{nb_id}.{variant}.ipynb"
     assert executed.is_file()
     overrides = nbtools.read_params_file(ROOT / "params" / nb_id / f"{variant}.yaml")
@@ -92,3 +97,59 @@ def test_make_run_of_every_variant_reaches_its_resolve_cell(nb_id, variant, tmp_
                     if "injected-parameters" in c["metadata"].get("tags", []))
     for key in overrides:
         assert f"{key} = " in "".join(injected["source"]), key
+
+
+# Every variant, the way papermill injects it, executed up to its resolve cell in one fresh Python process
+# (a namespace per variant, the notebooks folder as working directory): what `make run ... UNTIL=resolve`
+# runs, without a kernel start per variant.
+_RESOLVE_ALL = r"""
+import json, os, sys
+import jupytext
+from IPython.display import display
+from papermill.iorw import load_notebook_node
+from papermill.parameterize import parameterize_notebook
+from vlmrobust import nbtools, paths
+
+os.chdir(paths.notebooks_dir())
+out = {}
+for nb_id, variant in json.loads(sys.argv[1]):
+    overrides = nbtools.read_params_file(paths.REPO_ROOT / "params" / nb_id / f"{variant}.yaml")
+    twin = os.path.join(sys.argv[2], f"{nb_id}.ipynb")
+    jupytext.write(jupytext.read(nbtools.notebook_path(nb_id)), twin)
+    nb = parameterize_notebook(load_notebook_node(twin), overrides)  # papermill's reader and injection
+    injected = next(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    ns = {"__name__": "__main__", "display": display}
+    res = {"injected": injected, "error": None}
+    try:
+        for i, cell in enumerate(nb.cells[: nbtools.resolve_cell_index(nb) + 1]):
+            if cell.cell_type == "code":
+                exec(compile(cell.source, f"{nb_id}[{i}]", "exec"), ns)
+    except Exception as exc:
+        res["error"] = [type(exc).__name__, str(exc)]
+    out[f"{nb_id}/{variant}"] = res
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def resolved(tmp_path_factory) -> dict:
+    tmp = tmp_path_factory.mktemp("resolve")
+    pairs = [list(p.values) for p in _variants()]
+    run = subprocess.run([sys.executable, "-c", _RESOLVE_ALL, json.dumps(pairs), str(tmp)], env=_env(tmp),
+                         capture_output=True, text=True, timeout=900)
+    line = next((ln for ln in run.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    assert run.returncode == 0 and line, run.stderr[-3000:]
+    return json.loads(line[len("RESULT "):])
+
+
+@pytest.mark.parametrize("nb_id,variant", _variants())
+def test_every_variant_reaches_its_resolve_cell(nb_id, variant, resolved):
+    """Each parameter file is valid for its notebook: it resolves, or it stops in the resolve cell because it
+    needs the hub or real data, with the parameter named."""
+    res = resolved[f"{nb_id}/{variant}"]
+    for key in nbtools.read_params_file(ROOT / "params" / nb_id / f"{variant}.yaml"):
+        assert f"{key} = " in res["injected"], key
+    if res["error"] is not None:
+        ename, msg = res["error"]
+        assert ename == "ParameterError" and msg.startswith("parameter '"), res["error"]
+        assert any(k in msg for k in HUB_MESSAGES), res["error"]

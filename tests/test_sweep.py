@@ -226,13 +226,19 @@ def test_killed_process_resumes_to_the_same_table(model_dirs, reference, tmp_pat
     pd.testing.assert_frame_equal(res.table, reference.table)
 
 
-def test_dask_executor_gives_the_same_table(model_dirs, reference, tmp_path):
+@pytest.fixture(scope="module")
+def dask_client():
+    """One local Dask cluster (two worker processes) for the module's Dask tests."""
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None, worker_dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(lambda p: sys.path.insert(0, p) if p not in sys.path else None, str(TESTS))
-        res = sweep.run_sweep(_spec(model_dirs), tmp_path, executor="dask", client=client, progress=False, **INJECT)
+        yield client
+
+
+def test_dask_executor_gives_the_same_table(model_dirs, reference, tmp_path, dask_client):
+    res = sweep.run_sweep(_spec(model_dirs), tmp_path, executor="dask", client=dask_client, progress=False, **INJECT)
     assert list(res.shards.status) == ["done"] * 8
     pd.testing.assert_frame_equal(res.table, reference.table)
 
@@ -368,14 +374,9 @@ def test_probe_shards_resume_and_have_their_own_keys(model_dirs, probe_run, monk
         sweep.plan(_spec(model_dirs[:1], methods=["letter", "loglik"], probes=probes.ProbeSpec()))
 
 
-def test_probe_sweep_on_dask_gives_the_same_rows(probe_run, tmp_path):
-    from dask.distributed import Client, LocalCluster
-
+def test_probe_sweep_on_dask_gives_the_same_rows(probe_run, tmp_path, dask_client):
     spec, res = probe_run
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None) as cluster, Client(cluster) as client:
-        client.run(lambda p: sys.path.insert(0, p) if p not in sys.path else None, str(TESTS))
-        got = sweep.run_sweep(spec, tmp_path, executor="dask", client=client, progress=False, **INJECT)
+    got = sweep.run_sweep(spec, tmp_path, executor="dask", client=dask_client, progress=False, **INJECT)
     assert list(got.shards.status) == ["done"] * 2
     cols = ["item_id", "perturbation", "level", "regime", "kind", "cos", "l2"]
     pd.testing.assert_frame_equal(got.probes[got.probes.kind == "drift"][cols].reset_index(drop=True),

@@ -173,11 +173,15 @@ def test_notebook_opens_on_the_project_kernel_and_its_first_cells_run(nb_id, lab
            f"{run['n_code']}).every(p => /\\[\\d+\\]/.test(p.textContent))"
     page.wait_for_function(done)
     page.keyboard.press("Control+s")
-    page.wait_for_timeout(1500)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{nb_id}.png"), full_page=False)
-    saved = json.loads((root / f"{nb_id}.ipynb").read_text())
-    ran = [c for c in saved["cells"][:n_cells] if c["cell_type"] == "code"]
+    t0 = time.monotonic()
+    while True:  # the save has landed once the file holds the execution counts
+        saved = json.loads((root / f"{nb_id}.ipynb").read_text())
+        ran = [c for c in saved["cells"][:n_cells] if c["cell_type"] == "code"]
+        if (ran and all(c.get("execution_count") for c in ran)) or time.monotonic() - t0 > 30:
+            break
+        time.sleep(0.2)
     assert ran and all(c.get("execution_count") for c in ran), "the first cells did not run"
     errors = [o for c in ran for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, [f"{e['ename']}: {e['evalue']}" for e in errors]
