@@ -423,7 +423,7 @@ print("a second bootstrap with the same seed gives identical intervals:",
 
 # %%
 tasks = list(dict.fromkeys(CUBE.cells.task))
-fig, axes = plt.subplots(len(tasks), 1, figsize=(min(12, 1.4 + 0.95 * len(MODELS) * 2), 2.7 * len(tasks)),
+fig, axes = plt.subplots(len(tasks), 1, figsize=(min(16, 1.4 + 0.75 * len(MODELS) * 2), 3.0 * len(tasks)),
                          squeeze=False)
 sig_colors = dict(zip(vis.AWARE_SIGNALS, figures.PALETTE[:4], strict=True))
 HATCH = {"=": None, "≥": "///", "≤": "..."}  # lower bounds hatched, upper bounds dotted
@@ -445,7 +445,7 @@ for ax, task in zip(axes[:, 0], tasks, strict=True):
         if (sub[(sub.model == model) & (sub.arm == arm)].w_kind == "n/a").all():
             ax.text(g, 0.05, "n/a", ha="center", va="bottom", fontsize=6, color="0.4")
     ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(range(len(groups)), [f"{m}\n{a}" for m, a in groups], fontsize=6, rotation=0)
+    ax.set_xticks(range(len(groups)), [f"{m} · {a}" for m, a in groups], fontsize=7, rotation=30, ha="right")
     ax.set(ylabel="W (decades)", title=f"{task}: blind-spot width W = log10(V_acc / V_aware)")
 handles = [Patch(color=sig_colors[s], label=s) for s in vis.AWARE_SIGNALS] + [
     Patch(facecolor="white", edgecolor="black", hatch=HATCH["≥"], label="lower bound (≥)"),

@@ -36,15 +36,17 @@ def test_index_lists_every_notebook_with_run_time_variant_and_thumbnails(tmp_pat
     ex.mkdir()
     _executed(ex / "09_demo.ipynb")
     _executed(ex / "09_demo.paper.ipynb", error=True, seconds=200.0, parameters={"models": ["org/x"]})
+    _executed(ex / "09_demo.abc.ipynb")  # sorts before "ipynb": the default run still comes first
     index = report.build(ex, tmp_path / "site")
     page = index.read_text()
-    assert page.count('class="card"') == 2 and "09 · A title" in page
+    assert page.count('class="card"') == 3 and "09 · A title" in page
+    assert page.index("variant: <b>default</b>") < page.index("variant: <b>abc</b>") < page.index("variant: <b>paper</b>")
     assert "run time: 12 s" in page and "run time: 3.3 min" in page
     assert "variant: <b>default</b>" in page and "variant: <b>paper</b>" in page
     assert "What <b>this</b> notebook asks, with <code>code</code>." in page
     assert "stopped with an error" in page and "models=[&#x27;org/x&#x27;]" in page
     thumbs = sorted((tmp_path / "site" / "thumbs").iterdir())
-    assert len(thumbs) == 2 and max(Image.open(thumbs[0]).size) == 220
+    assert len(thumbs) == 3 and max(Image.open(thumbs[0]).size) == 220
     assert (tmp_path / "site" / "09_demo.html").read_text().count("<html") == 1
 
 

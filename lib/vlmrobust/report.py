@@ -103,7 +103,8 @@ def build(executed: str | Path, out: str | Path) -> Path:
     from nbconvert import HTMLExporter
 
     executed, out = Path(executed), Path(out)
-    paths = sorted(executed.glob("*.ipynb"))
+    # by notebook, its default run (``NN_slug.ipynb``) before its variants (``NN_slug.<variant>.ipynb``)
+    paths = sorted(executed.glob("*.ipynb"), key=lambda q: (q.name.split(".")[0], q.name.count("."), q.name))
     if not paths:
         raise FileNotFoundError(f"no executed notebooks in {executed}/: run `make run` first")
     (out / "thumbs").mkdir(parents=True, exist_ok=True)
