@@ -69,17 +69,19 @@ def run(n_models: int, n_scenes: int, n_boot: int, seed: int) -> None:
         fast = vis.bootstrap(cube, n_boot, rng("bench.visibility", seed))
         lo_f, hi_f = percentile_interval(fast["w"])
         t_fast = min(t_fast, time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    slow = vis.bootstrap_loop(cube, n_boot, rng("bench.visibility", seed))
-    lo_s, hi_s = percentile_interval(slow["w"])
-    t_slow = time.perf_counter() - t0
+    t_slow = math.inf
+    for _ in range(3):  # best of three too, so that both sides meet the same machine
+        t0 = time.perf_counter()
+        slow = vis.bootstrap_loop(cube, n_boot, rng("bench.visibility", seed))
+        lo_s, hi_s = percentile_interval(slow["w"])
+        t_slow = min(t_slow, time.perf_counter() - t0)
     diff = max(np.nanmax(np.abs(lo_f - lo_s)), np.nanmax(np.abs(hi_f - hi_s)),
                np.nanmax(np.abs(fast["v_acc"] - slow["v_acc"])))
     same_kind = bool(np.array_equal(fast["w_kind"], slow["w_kind"]))
     print(f"{n_models} models x 2 tasks x 2 arms = {n_cells} cells x 4 signals, {n_scenes} scenes, 8 levels, "
           f"{n_boot} resamples")
     print(f"  vectorised (resampling counts, one product): {t_fast:8.3f} s (best of 3)")
-    print(f"  per-resample loop (index, sum, recompute):    {t_slow:8.3f} s")
+    print(f"  per-resample loop (index, sum, recompute):    {t_slow:8.3f} s (best of 3)")
     print(f"  speed-up: {t_slow / t_fast:6.1f}x   largest |difference| of intervals and V_acc: {diff:.2e}   "
           f"bound kinds identical: {same_kind}")
 

@@ -261,3 +261,25 @@ def test_run_factorisation_equals_pandas_factorize(dtype):
     cat = pd.Series(pd.Categorical(["b", "a", "b"], categories=["b", "a"]))
     codes, uniq = factorize(cat)
     assert codes.tolist() == [0, 1, 0] and list(uniq) == ["b", "a"]
+
+
+def test_replicate_sums_equals_the_double_precision_product_bit_for_bit():
+    from vlmrobust.metrics.bootstrap import replicate_sums
+
+    g = np.random.default_rng(5)
+    W = resample_counts(300, 40, rng("sums", 0))
+    X = np.column_stack([
+        g.integers(0, 2, 300),  # correct / wrong: whole numbers, summed in single precision
+        g.integers(0, 4, 300) * 1.0,
+        g.uniform(0, 1, 300) + 1e-9,  # confidences: double precision (single would lose the 1e-9)
+        np.full(300, 2.0**23 + 1),  # whole, but partial sums past 2**24: double precision
+    ]).astype(np.float64)
+    got = replicate_sums(W, X, chunk=7)
+    want = W @ X
+    assert np.array_equal(got[:, [0, 1, 3]], want[:, [0, 1, 3]])
+    assert np.allclose(got[:, 2], want[:, 2], rtol=1e-15, atol=0)
+    assert np.array_equal(got[:, 3] % 2, want[:, 3] % 2)  # odd sums survive: no single-precision rounding
+    half = replicate_sums(W * 0.5, X[:, :1])  # weights that are not whole numbers: double precision
+    assert np.allclose(half, (W * 0.5) @ X[:, :1], rtol=1e-15, atol=0)
+    with pytest.raises(ValueError, match="questions"):
+        replicate_sums(W, X[:-1])

@@ -279,11 +279,13 @@ def bootstrap(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: 
     s = replicate_sums(counts_w, cube.sums.reshape(n, -1)).reshape((n_boot, *flat))
     qc = cube.counts.reshape(n, -1)
     same = (qc == qc[:1]).all(axis=0)  # questions per scene the same in every scene: n times that, exactly
-    c = np.empty((n_boot, qc.shape[1]))
-    c[:, same] = qc[0, same] * n
-    if not same.all():
+    if same.all():
+        c = (qc[0] * n).reshape(flat)  # the same for every resample
+    else:
+        c = np.empty((n_boot, qc.shape[1]))
+        c[:, same] = qc[0, same] * n
         c[:, ~same] = replicate_sums(counts_w, qc[:, ~same])
-    c = c.reshape((n_boot, *flat))
+        c = c.reshape((n_boot, *flat))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = s / c
     return _spots(means, cube, min_gap)
