@@ -305,8 +305,11 @@ if MODELS:
     eval_gini = select.kappa(select.gini(EP.pred, EP.K))
 else:
     eval_gini = None
-for label, vals in [("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if MODELS else []):
-    m = select.mean_shift(vals, sel.selected, n_boot=n_boot, rng=repro.rng(NB_ID, "fig3a", label, seed), ci=ci)
+# the resamples of the observations table below (its κ and Gini checks), so that both report one interval
+shift_rngs = repro.rng(NB_ID, "bootstrap", seed).spawn(2)
+for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if MODELS else []),
+                            shift_rngs, strict=False):
+    m = select.mean_shift(vals, sel.selected, n_boot=n_boot, rng=r, ci=ci)
     print(f"{label}: pool {m['pool']:.3f}, split {m['split']:.3f}, difference {m['diff']:+.3f} "
           f"[{m['lo']:+.3f}, {m['hi']:+.3f}] ({ci:.0%} bootstrap over the pool's questions)")
 if MODELS:

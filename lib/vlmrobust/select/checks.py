@@ -153,12 +153,17 @@ def obs_not_difficulty(paths: AnswerPaths, G: np.ndarray, kappa: np.ndarray, sel
 def selection_observations(paths: AnswerPaths, G: np.ndarray, selection, table: pd.DataFrame, overlap: dict,
                            eval_gini: np.ndarray | None, eval_models: list[str], *, n_boot: int,
                            rng: np.random.Generator, ci: float = 0.95) -> pd.DataFrame:
-    """Seed 000's §IV claims on one selection run: the observations table of notebook 01."""
-    checks = [obs_split_kappa(selection.kappa, selection.selected, selection.eligible, n_boot=n_boot, rng=rng,
-                              ci=ci)]
+    """Seed 000's §IV claims on one selection run: the observations table of notebook 01.
+
+    The κ and the Gini intervals resample with the two children of ``rng.spawn(2)``, in that order, so that
+    a report of either shift drawn from the same children gives the same interval.
+    """
+    rng_kappa, rng_gini = rng.spawn(2)
+    checks = [obs_split_kappa(selection.kappa, selection.selected, selection.eligible, n_boot=n_boot,
+                              rng=rng_kappa, ci=ci)]
     g = np.zeros(len(selection.kappa)) if eval_gini is None else eval_gini
     checks.append(obs_evaluated_gini(g, selection.selected, eval_models if eval_gini is not None else [],
-                                     n_boot=n_boot, rng=rng, ci=ci, kappa=selection.kappa))
+                                     n_boot=n_boot, rng=rng_gini, ci=ci, kappa=selection.kappa))
     checks.append(obs_table_i(table, overlap))
     checks.append(obs_not_difficulty(paths, G, selection.kappa, selection.selected))
     return observations_table(checks)
