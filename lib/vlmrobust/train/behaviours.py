@@ -44,6 +44,7 @@ import pandas as pd
 
 from ..corrupt.physical import FOG_AIRLIGHT, luminance_transmittance, physical_fog, underwater
 from ..metrics.calibration import ece, reliability
+from .card import markdown_table
 
 __all__ = ["BOXED_FAMILIES", "ARMS", "AWARE_THRESHOLD", "EXTENDED_LEVELS_M",
            "object_transmittance", "degrade", "boxed_condition", "aware_predictions", "abstain_by_visibility",
@@ -266,16 +267,6 @@ def responsiveness_table(lm: Any, items: pd.DataFrame, corruptions: Sequence[str
                     for im, i, d in zip(clean, items["item_id"], depths, strict=True)]
             frames.append(predict(lm, items, imgs, perturbation=name, level=lv, batch_size=batch_size))
     return responsiveness(pd.concat(frames, ignore_index=True))
-
-
-def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.3f}") -> str:
-    """A small DataFrame as a Markdown table (for the model cards)."""
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for row in df.itertuples(index=False):
-        cells = [floatfmt.format(v) if isinstance(v, float) else str(v) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------- ladder

@@ -17,7 +17,7 @@ from typing import Any
 from ..models import zoo
 from .modelcfg import count_parameters
 
-__all__ = ["export", "write_card", "heldout_section", "refresh_heldout"]
+__all__ = ["export", "write_card", "heldout_section", "refresh_heldout", "markdown_table"]
 
 
 def export(trained: Any, out_dir: str | Path | None = None) -> Path:
@@ -32,13 +32,23 @@ def export(trained: Any, out_dir: str | Path | None = None) -> Path:
                             [r for r in trained.log if "event" not in r])
 
 
-def _table(d: dict[str, dict[str, float]]) -> str:
-    conds = list(d)
-    fams = list(next(iter(d.values())))
-    lines = ["| family | " + " | ".join(conds) + " |", "|---" * (len(conds) + 1) + "|"]
-    for f in fams:
-        lines.append(f"| {f} | " + " | ".join(f"{d[c].get(f, float('nan')):.3f}" for c in conds) + " |")
+def markdown_table(df: Any, floatfmt: str = "{:.3f}") -> str:
+    """A small DataFrame as a Markdown table (for the model cards), floats with ``floatfmt``."""
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        cells = [floatfmt.format(v) if isinstance(v, float) else str(v) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _table(d: dict[str, dict[str, float]]) -> str:
+    """Accuracy per family (rows) and condition (columns) from ``{condition: {family: accuracy}}``."""
+    import pandas as pd
+
+    fams = list(next(iter(d.values())))
+    df = pd.DataFrame({c: [float(d[c].get(f, float("nan"))) for f in fams] for c in d})
+    return markdown_table(pd.concat([pd.Series(fams, name="family"), df], axis=1))
 
 
 def heldout_section(summary: dict, eval_command: str = "") -> str:
