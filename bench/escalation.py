@@ -4,10 +4,10 @@ Builds a synthetic predictions table (models × items × {clean, 4 ladders × 4 
 states}, with ``pred_idx``, ``confidence`` and a dataset group), then in one run
 
 1. computes the RCI table (every ladder and traversal cell) and the T-RCI tables (per state, direction and
-   unit) with ``vlmrobust.metrics.escalation``, timed;
+   unit) with ``vlmrobust.analysis.escalation.rci``, timed;
 2. computes the same definitions, with the same input checks (duplicate rows, ``pred_idx`` in range, clean
    and corrupted rows agreeing on ``K`` and the answer), with a straightforward Python loop over the rows
-   (dictionaries, per-cell lists, ``math.log``, :func:`vlmrobust.metrics.calibration.ece` per cell), timed;
+   (dictionaries, per-cell lists, ``math.log``, :func:`vlmrobust.stats.calibration.ece` per cell), timed;
 3. checks that every number agrees (largest absolute difference, worst directions equal) and prints both
    timings (the best of ``--repeat`` interleaved runs of each, as ``timeit`` reports), their ratio and the
    load average.
@@ -27,9 +27,9 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-from vlmrobust.metrics import calibration
-from vlmrobust.metrics import escalation as X
+from vlmrobust.analysis.escalation import rci as X
 from vlmrobust.repro import rng
+from vlmrobust.stats import calibration
 
 LADDERS = ("bruce_blur", "bruce_contrast", "bruce_rotate", "bruce_center_crop")
 TRAVERSALS = {"TD": "traverse_topdown_mean", "BU": "traverse_bottomup_mean", "LR": "traverse_leftright_mean",

@@ -1,9 +1,9 @@
 """Benchmark: seed 000 tables for ~10^6 clean-corrupted pairs, vectorised vs row-by-row.
 
-Builds a synthetic predictions table (``vlmrobust.metrics.simulate``), then in
+Builds a synthetic predictions table (``vlmrobust.analysis.ras.simulate``), then in
 one run
 
-1. computes every seed-000 product with ``vlmrobust.metrics`` (pairs, Eqs.
+1. computes every seed-000 product with ``vlmrobust.analysis.ras`` (pairs, Eqs.
    13-16 per cell, Table II with question-bootstrap intervals, Tables III, IV,
    VI, trajectories and their summary), timed;
 2. computes the same definitions with a straightforward row-by-row Python
@@ -28,11 +28,11 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-from vlmrobust import metrics as M
-from vlmrobust.metrics.bootstrap import resample_indices
-from vlmrobust.metrics.simulate import IMAGENET_C_FAMILIES, simulate_predictions
-from vlmrobust.metrics.tables import TABLE_II_STATS
+from vlmrobust.analysis import ras as M
+from vlmrobust.analysis.ras.simulate import IMAGENET_C_FAMILIES, simulate_predictions
+from vlmrobust.analysis.ras.tables import TABLE_II_STATS
 from vlmrobust.repro import rng
+from vlmrobust.stats.bootstrap import resample_indices
 
 LEVELS = (1, 2, 3, 4, 5)
 

@@ -1,10 +1,10 @@
 """Benchmark: seed 000's selection (κ, A⁺, greedy novelty, the split, Table I), vectorised vs a per-item loop.
 
-Builds a synthetic selection problem (``vlmrobust.select.simulate_pool``: by
+Builds a synthetic selection problem (``vlmrobust.analysis.selection.simulate_pool``: by
 default 100,000 items × 3 selectors × 19 corruptions × 5 severities with
 384-d image and text embeddings), then in one run
 
-1. runs the library (``vlmrobust.select``): Eq. 1 for every path, κ (Eq. 2),
+1. runs the library (``vlmrobust.analysis.selection``): Eq. 1 for every path, κ (Eq. 2),
    A⁺ (Eq. 3), the greedy novelty over A⁺ (Eqs. 4–5), ``e`` and the split
    (Eq. 6), Table I (three leave-one-selector-out variants with A⁺ fixed and
    three with A⁺, ν and ``e`` recomputed, size-matched) and the
@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from vlmrobust import select as S
+from vlmrobust.analysis import selection as S
 from vlmrobust.repro import rng
 
 TIE = S.TIE_DECIMALS

@@ -4,7 +4,7 @@ Builds a synthetic long table of per-question signals (accuracy falling with
 visibility, confidences staying high, abstain rising) for ``models x 2 tasks x
 2 arms`` cells over ``scenes`` scenes and the paper's 8 levels, then in one run
 
-1. bootstraps every cell's V_acc and W with ``vlmrobust.metrics.visibility.bootstrap``
+1. bootstraps every cell's V_acc and W with ``vlmrobust.analysis.visibility.blind_spot.bootstrap``
    (resampling counts of scenes, one matrix product for all cells), timed;
 2. draws the same resamples with ``bootstrap_loop`` (index the scenes of each
    resample, sum, recompute every cell), timed;
@@ -28,9 +28,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one BLAS thread, as the tests a
 import numpy as np
 import pandas as pd
 
-from vlmrobust.metrics import visibility as vis
-from vlmrobust.metrics.bootstrap import percentile_interval
+from vlmrobust.analysis.visibility import blind_spot as vis
 from vlmrobust.repro import rng
+from vlmrobust.stats.bootstrap import percentile_interval
 
 LEVELS = np.array([250.0 / 2**k for k in range(8)])
 

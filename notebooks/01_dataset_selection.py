@@ -30,9 +30,10 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, figures, params, paths, repro, select, sweep, synth
+from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
+from vlmrobust.analysis import selection
+from vlmrobust.data import splits as store
 from vlmrobust.models import zoo
-from vlmrobust.select import store
 
 NB_ID = "01_dataset_selection"
 figures.use_style()
@@ -112,12 +113,12 @@ print(f"selectors {SELECTORS}; evaluated {MODELS}\nselector corruptions: {len(PE
 # The paper pools six VLMEvalKit benchmarks, balanced across sources and task families into $|\mathcal A| =
 # 4{,}000$ questions (`params/01_dataset_selection/paper.yaml`). By default the pool is the synthetic benchmark,
 # balanced across its nine task families by construction; `pool_sources` with `pool_size` balance several
-# sources (an equal quota per source, then per task family, `vlmrobust.select.balanced_pool`).
+# sources (an equal quota per source, then per task family, `vlmrobust.analysis.selection.balanced_pool`).
 
 # %%
 parts = [sweep.item_source(s, n_per_family=n_per_family, seed=seed, image_size=image_size, max_items=max_items)
          for s in sources]
-items = select.balanced_pool(pd.concat(parts, ignore_index=True), pool_size, seed=seed)
+items = selection.balanced_pool(pd.concat(parts, ignore_index=True), pool_size, seed=seed)
 items = data.validate_items(items)
 print(f"pool: {len(items)} items from {items.source.nunique()} source(s), {items.task.nunique()} task families")
 display(items.groupby(["source", "task"]).size().unstack(fill_value=0))
@@ -155,9 +156,9 @@ display(clean.groupby("model").agg(clean_accuracy=("correct", "mean"), method=("
 
 # %%
 t0 = time.perf_counter()
-P = select.answer_paths(pred, models=SELECTORS, perturbations=PERTS, levels=LEVELS, item_ids=items.item_id)
-G = select.gini(P.pred, P.K)  # (items, selectors, corruptions)
-kappa = select.kappa(G)
+P = selection.answer_paths(pred, models=SELECTORS, perturbations=PERTS, levels=LEVELS, item_ids=items.item_id)
+G = selection.gini(P.pred, P.K)  # (items, selectors, corruptions)
+kappa = selection.kappa(G)
 TIMES["κ (Eqs. 1–2)"] = time.perf_counter() - t0
 print(f"κ over the pool: mean {kappa.mean():.3f}, median {np.median(kappa):.3f}, share with κ = 0 "
       f"{(kappa == 0).mean():.1%}")
@@ -188,8 +189,8 @@ plt.show()
 # table shows each selector's share of responsive questions and how many questions it alone excludes.
 
 # %%
-eligible = select.eligible(G)
-shares = select.responsive_shares(G, SELECTORS)
+eligible = selection.eligible(G)
+shares = selection.responsive_shares(G, SELECTORS)
 shares["clean_accuracy"] = [float(P.clean_correct[:, s].mean()) for s in range(len(SELECTORS))]
 display(shares.round(3))
 print(f"A⁺: {int(eligible.sum())} of {len(items)} questions ({eligible.mean():.1%}); the paper: 1,750 of 4,000 "
@@ -222,12 +223,12 @@ if len(SELECTORS) > 1 and shares.only_silent.sum():
 
 # %%
 t0 = time.perf_counter()
-text_emb = select.text_embeddings(items.question.tolist(), text_encoder)
-image_emb = select.image_embeddings([data.load_image(r) for r in items.image_ref], IMAGE_ENCODER,
+text_emb = selection.text_embeddings(items.question.tolist(), text_encoder)
+image_emb = selection.image_embeddings([data.load_image(r) for r in items.image_ref], IMAGE_ENCODER,
                                     batch_size=batch_size)
 TIMES["embeddings"] = time.perf_counter() - t0
 t0 = time.perf_counter()
-sel = select.select(G, image_emb, text_emb, items.item_id)
+sel = selection.select(G, image_emb, text_emb, items.item_id)
 TIMES["novelty and split (Eqs. 4–6)"] = time.perf_counter() - t0
 print(f"embeddings: image {image_emb.shape[1]}-d from {IMAGE_ENCODER}, text {text_emb.shape[1]}-d")
 order = np.argsort(np.where(sel.eligible, sel.pick, np.iinfo(np.int64).max))[: int(sel.eligible.sum())]
@@ -277,8 +278,8 @@ plt.show()
 
 # %%
 t0 = time.perf_counter()
-t1 = select.table_i(G, image_emb, text_emb, sel, SELECTORS)
-overlap = select.criteria_overlap(sel)
+t1 = selection.table_i(G, image_emb, text_emb, sel, SELECTORS)
+overlap = selection.criteria_overlap(sel)
 TIMES["Table I"] = time.perf_counter() - t0
 display(t1.round(3))
 print(f"semantic-only vs inconsistency-only: JI {overlap['ji']:.3f} (the paper: 0.646); both keep "
@@ -300,16 +301,16 @@ if MODELS:
     t0 = time.perf_counter()
     eval_pred = sweep.predictions(MODELS, items, {p: LEVELS for p in EVAL_PERTS}, **SWEEP).table
     TIMES["evaluated models' sweep"] = time.perf_counter() - t0
-    EP = select.answer_paths(eval_pred, models=MODELS, perturbations=EVAL_PERTS, levels=LEVELS,
+    EP = selection.answer_paths(eval_pred, models=MODELS, perturbations=EVAL_PERTS, levels=LEVELS,
                              item_ids=items.item_id)
-    eval_gini = select.kappa(select.gini(EP.pred, EP.K))
+    eval_gini = selection.kappa(selection.gini(EP.pred, EP.K))
 else:
     eval_gini = None
 # the resamples of the observations table below (its κ and Gini checks), so that both report one interval
 shift_rngs = repro.rng(NB_ID, "bootstrap", seed).spawn(2)
 for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if MODELS else []),
                             shift_rngs, strict=False):
-    m = select.mean_shift(vals, sel.selected, n_boot=n_boot, rng=r, ci=ci)
+    m = selection.mean_shift(vals, sel.selected, n_boot=n_boot, rng=r, ci=ci)
     print(f"{label}: pool {m['pool']:.3f}, split {m['split']:.3f}, difference {m['diff']:+.3f} "
           f"[{m['lo']:+.3f}, {m['hi']:+.3f}] ({ci:.0%} bootstrap over the pool's questions)")
 if MODELS:
@@ -401,7 +402,7 @@ else:
 # ## How long selection takes, and how it scales with the pool
 #
 # The time of each step on this pool, then the selection alone (Eq. 1 to Table I, no model) on synthetic pools
-# of growing size (`vlmrobust.select.simulate_pool`: 3 selectors × 19 corruptions × 5 severities, 384-d
+# of growing size (`vlmrobust.analysis.selection.simulate_pool`: 3 selectors × 19 corruptions × 5 severities, 384-d
 # embeddings, 4 % fragile questions). κ and A⁺ are linear in the pool; the greedy traversal is quadratic in
 # |A⁺| at worst (each step compares the remaining questions with the running centroids), and in practice keeps
 # exact scores only for a few hundred candidates between full passes. `bench/selection.py` checks the result
@@ -411,11 +412,11 @@ else:
 display(pd.Series(TIMES, name="seconds").round(2).to_frame())
 scale = []
 for n in scaling_sizes:
-    pool = select.simulate_pool(n, repro.rng(NB_ID, "scaling", n, seed))
+    pool = selection.simulate_pool(n, repro.rng(NB_ID, "scaling", n, seed))
     t0 = time.perf_counter()
-    Gs = select.gini(pool.pred, pool.K)
-    s_sel = select.select(Gs, pool.image_emb, pool.text_emb, pool.item_ids)
-    select.table_i(Gs, pool.image_emb, pool.text_emb, s_sel, ["a", "b", "c"])
+    Gs = selection.gini(pool.pred, pool.K)
+    s_sel = selection.select(Gs, pool.image_emb, pool.text_emb, pool.item_ids)
+    selection.table_i(Gs, pool.image_emb, pool.text_emb, s_sel, ["a", "b", "c"])
     scale.append({"pool": n, "eligible": int(s_sel.eligible.sum()), "split": s_sel.size,
                   "seconds": time.perf_counter() - t0})
 scale = pd.DataFrame(scale)
@@ -437,7 +438,7 @@ if len(scale) > 1:
 # parameters overwrites it; choose another `split_name` to keep both).
 
 # %%
-split_file = select.save_split(split_name, items, sel, selector_gini=select.selector_gini(G), selectors=SELECTORS,
+split_file = store.save_split(split_name, items, sel, selector_gini=selection.selector_gini(G), selectors=SELECTORS,
                                meta={"perturbations": PERTS, "levels": LEVELS, "image_encoder": IMAGE_ENCODER,
                                      "text_encoder": text_encoder, "seed": seed})
 if sel.size:
@@ -451,12 +452,12 @@ else:
 # %% [markdown]
 # ## The paper's §IV claims, checked on this run
 #
-# Each claim becomes a check with numbers (`vlmrobust.select.selection_observations`). The intervals resample
+# Each claim becomes a check with numbers (`vlmrobust.analysis.selection.selection_observations`). The intervals resample
 # the pool's questions with the split held fixed. A check that fails says the selectors or the pool at hand do
 # not show the pattern (e.g. a pool too small for the interval to exclude zero), not that the paper is wrong.
 
 # %%
-obs = select.selection_observations(P, G, sel, t1, overlap, eval_gini, MODELS, n_boot=n_boot,
+obs = selection.selection_observations(P, G, sel, t1, overlap, eval_gini, MODELS, n_boot=n_boot,
                                     rng=repro.rng(NB_ID, "bootstrap", seed), ci=ci)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
@@ -477,7 +478,7 @@ with pd.option_context("display.max_colwidth", None):
 # %%
 table = sel.table().assign(task=items.task.to_numpy(), source=items.source.to_numpy())
 for j, s in enumerate(SELECTORS):
-    table[f"G_{s}"] = select.selector_gini(G)[:, j]
+    table[f"G_{s}"] = selection.selector_gini(G)[:, j]
 if eval_gini is not None:
     table["gini_evaluated"] = eval_gini
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,

@@ -27,8 +27,9 @@ import pandas as pd
 from IPython.display import display
 from scipy.ndimage import gaussian_filter
 
-from vlmrobust import corrupt, figures, metrics, params, paths, repro, schema, sweep, synth
-from vlmrobust.metrics.simulate import simulate_predictions
+from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep, synth
+from vlmrobust.analysis import ras
+from vlmrobust.analysis.ras.simulate import simulate_predictions
 
 NB_ID = "04_ras_attribution"
 figures.use_style()
@@ -127,12 +128,12 @@ print(f"{len(pred):,} prediction rows; methods: {sorted(pred['method'].unique())
 # $$\mathrm{RAS} = -\Delta\mathcal C - [\Delta\mathcal C]_+[-\Delta\mathcal S]_+ - [\Delta\mathcal S]_+[-\Delta\mathcal C]_+
 #   \in [-2, 1]. \qquad (11)$$
 #
-# Choices the paper leaves open, as implemented in `vlmrobust.metrics`: the arg-max breaks ties towards the
+# Choices the paper leaves open, as implemented in `vlmrobust.analysis.ras`: the arg-max breaks ties towards the
 # lowest option index; probabilities are renormalised after a check that they sum to 1; the top-1 answer is
 # recomputed from the distribution; RAS is computed per pair first, and every table is a mean of per-pair values.
 
 # %%
-pairs = metrics.pairs(pred)
+pairs = ras.pairs(pred)
 print(f"{len(pairs):,} clean–corrupted pairs; K in {sorted(int(k) for k in pairs['K'].unique())}")
 display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "pred", "answer_idx",
                "S_clean", "S", "dS", "dC", "RAS", "state"]].head(8).round(3))
@@ -150,10 +151,10 @@ display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "
 # (ΔC < 0, ΔS > 0), *supported improvement* (ΔC < 0, ΔS < 0).
 
 # %%
-examples = metrics.regime_examples(pairs, boundary_tol)
+examples = ras.regime_examples(pairs, boundary_tol)
 fig, axes = plt.subplots(1, 4, figsize=(11, 2.7))
-for ax, name in zip(axes, metrics.REGIMES[:4], strict=True):
-    ax.set_title(metrics.REGIME_NAMES[name], fontsize=9)
+for ax, name in zip(axes, ras.REGIMES[:4], strict=True):
+    ax.set_title(ras.REGIME_NAMES[name], fontsize=9)
     if examples[name] is None:
         ax.text(0.5, 0.5, "no pair in this regime", ha="center", transform=ax.transAxes)
         continue
@@ -183,7 +184,7 @@ plt.show()
 # interval over questions (the same resamples for every model).
 
 # %%
-t2 = metrics.table_ii(pairs, n_boot=n_boot, ci=ci, rng=repro.rng(NB_ID, "bootstrap", seed), mixed_tol=mixed_tol)
+t2 = ras.table_ii(pairs, n_boot=n_boot, ci=ci, rng=repro.rng(NB_ID, "bootstrap", seed), mixed_tol=mixed_tol)
 STATS = ["acc_clean", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct"]
 
 
@@ -210,9 +211,9 @@ display(with_ci(t2.sort_values("acc_clean"), STATS))
 # source (the $\alpha_{ab}$ of Eq. 14). Pooled over models, as in the paper, then per model.
 
 # %%
-t3 = metrics.table_iii(pairs)
+t3 = ras.table_iii(pairs)
 display(t3.round(4))
-t3_models = metrics.table_iii(pairs, unit="model")
+t3_models = ras.table_iii(pairs, unit="model")
 display(t3_models.pivot(index="model", columns="state", values="RAS").round(3).rename_axis(columns="mean RAS"))
 
 # %% [markdown]
@@ -227,7 +228,7 @@ STATE_NAMES = {"cc": "correct → correct", "cw": "correct → wrong", "wc": "wr
                "ww": "wrong → wrong"}
 fig, axes = plt.subplots(1, 4, figsize=(12, 3.3), sharex=True, sharey=True)
 edges = np.linspace(-1, 1, 81)
-for ax, st in zip(axes, metrics.STATES, strict=True):
+for ax, st in zip(axes, ras.STATES, strict=True):
     sub = pairs[pairs["state"] == st]
     ax.axhline(0, color="k", lw=0.5)
     ax.axvline(0, color="k", lw=0.5)
@@ -264,7 +265,7 @@ plt.show()
 # applies and RAS $= -\Delta\mathcal C$.
 
 # %%
-t4 = metrics.table_iv(pairs, tol=boundary_tol)
+t4 = ras.table_iv(pairs, tol=boundary_tol)
 display(t4.round(4))
 
 # %% [markdown]
@@ -277,7 +278,7 @@ display(t4.round(4))
 # line checks that identity on the data.
 
 # %%
-cells = metrics.state_effects(pairs)
+cells = ras.state_effects(pairs)
 cells["family"] = cells["perturbation"].astype(str).map(FAMILY)
 plain = pairs.groupby(["model", "method", "perturbation", "level"], observed=True)["RAS"].mean().to_numpy()
 print(f"{len(cells)} cells; max |Eq. 16 aggregate − plain mean| = {np.abs(cells['RAS_all'] - plain).max():.2e}")
@@ -333,8 +334,8 @@ plt.show()
 # trajectory medians of ΔS and ΔC give each class its component signature.
 
 # %%
-traj = metrics.trajectories(pairs, levels)
-tsum = metrics.trajectory_summary(traj)
+traj = ras.trajectories(pairs, levels)
+tsum = ras.trajectory_summary(traj)
 print(f"{len(traj):,} complete trajectories ({traj.attrs['n_incomplete']} incomplete left out)")
 display(tsum.pivot(index="model", columns="klass", values="share").round(3).rename_axis(columns="share"))
 display(tsum.pivot(index="model", columns="klass", values="RAS").round(3).rename_axis(columns="class RAS"))
@@ -347,13 +348,13 @@ display(tsum.pivot(index="model", columns="klass", values="RAS").round(3).rename
 # medians (ΔS̃, ΔC̃), which the paper marks with dashed outlines.
 
 # %%
-CLASS_COLORS = dict(zip(metrics.TRAJECTORY_CLASSES,
+CLASS_COLORS = dict(zip(ras.TRAJECTORY_CLASSES,
                         ["#009E73", "#F0E442", "#D55E00", "#999999", "#56B4E9", "#0072B2"], strict=True))
 order = tsum.groupby("model", observed=True)["unit_RAS"].first().sort_values().index.tolist()
 fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 1.4))
 for y, m in enumerate(order):
     left = 0.0
-    for k in metrics.TRAJECTORY_CLASSES:
+    for k in ras.TRAJECTORY_CLASSES:
         r = tsum[(tsum["model"] == m) & (tsum["klass"] == k)].iloc[0]
         ax.barh(y, r["share"], left=left, color=CLASS_COLORS[k], edgecolor="white",
                 label=k if y == 0 else None)
@@ -410,20 +411,20 @@ plt.show()
 # the response metric ranks the model higher than RAS does). Absolute robustness is corrupted accuracy.
 
 # %%
-t6 = metrics.table_vi(t2)
+t6 = ras.table_vi(t2)
 display(t6.round(3))
 
 # %% [markdown]
 # ## The paper's four observations, checked on these models
 #
-# Each observation becomes a check with numbers (`vlmrobust.metrics.bench_c_observations`; the rule of each
+# Each observation becomes a check with numbers (`vlmrobust.analysis.ras.bench_c_observations`; the rule of each
 # check is in the table). A loss trajectory counts as overconfident when its medians have ΔS̃ < 0 *and*
 # ΔC̃ > 0 (alignment worse while the distribution sharpens), a correction as hesitant when ΔS̃ > 0 and
 # ΔC̃ < 0. They are read on the models at hand: a check that fails says the organisms (or the simulation)
 # do not show the pattern, not that the paper is wrong.
 
 # %%
-obs = metrics.bench_c_observations(t2, t3, t6, traj, tsum, cells)
+obs = ras.bench_c_observations(t2, t3, t6, traj, tsum, cells)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 

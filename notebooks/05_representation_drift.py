@@ -48,8 +48,12 @@ from vlmrobust import (
     synth,
 )
 from vlmrobust import models as vlm_models
+from vlmrobust.analysis.drift import dirichlet as structure
+from vlmrobust.analysis.drift import frequency as spectral
+from vlmrobust.analysis.drift import instability, prior
+from vlmrobust.analysis.drift import observations as drift_observations
+from vlmrobust.analysis.drift import representation as drift
 from vlmrobust.corrupt import controls, frequency
-from vlmrobust.metrics import drift, drift_observations, instability, prior, spectral, structure
 
 NB_ID = "05_representation_drift"
 figures.use_style()
@@ -740,7 +744,7 @@ else:
 # %% [markdown]
 # ## Findings (i)-(v), checked on these models
 #
-# Each finding of the paper's introduction is a check with numbers (`vlmrobust.metrics.drift_observations`).
+# Each finding of the paper's introduction is a check with numbers (`vlmrobust.analysis.drift.observations`).
 # They are read on the organisms: a check that fails says the organisms do not show the pattern. A larger
 # variant (more items per family, every evaluated organism, and a size ladder once the zoo holds one) tightens
 # the intervals and decides finding (iv); `params/05_representation_drift/paper.yaml` runs the paper's models.

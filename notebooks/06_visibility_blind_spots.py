@@ -32,9 +32,9 @@ from IPython.display import display
 from matplotlib.patches import Patch
 
 from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep, synth
-from vlmrobust.metrics import visibility as vis
-from vlmrobust.metrics import visibility_obs as vobs
-from vlmrobust.metrics import visibility_readouts as vread
+from vlmrobust.analysis.visibility import blind_spot as vis
+from vlmrobust.analysis.visibility import observations as vobs
+from vlmrobust.analysis.visibility import readouts as vread
 from vlmrobust.models import zoo
 from vlmrobust.models.prompts import CONFIDENCE_WORDINGS, TEMPLATES
 from vlmrobust.synth import visibility as scenes_mod
@@ -139,7 +139,7 @@ print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b
 # * **Signals.** Internal confidence = `confidence` (the chosen option's probability renormalised over the
 #   options; parameter `internal`); verbalized confidence = mean over parsed answers; accuracy and internal
 #   confidence from the questions without an abstain option, each abstain rate from its own variant.
-# * **Blind spot.** Mid-levels as in `vlmrobust.metrics.visibility` (confidence half-way to chance, abstain
+# * **Blind spot.** Mid-levels as in `vlmrobust.analysis.visibility.blind_spot` (confidence half-way to chance, abstain
 #   half-way to 1); first crossing, interpolated linearly in $\log V$; bounds from intervals; n/a for a clean
 #   abstain rate above 0.5 and for a clean value less than `min_gap` above chance; 95 % percentile intervals
 #   over `n_boot` resamples of the scenes.
@@ -648,7 +648,7 @@ display(table_8.round(2))
 # %% [markdown]
 # ## Observations
 #
-# Seed 003's claims, each checked by a function of `vlmrobust.metrics.visibility_obs` on this run's tables
+# Seed 003's claims, each checked by a function of `vlmrobust.analysis.visibility.observations` on this run's tables
 # (the rule and its thresholds in the `check` column). `reproduced` is empty where the run holds no data to
 # decide. The aware organism, where the zoo has it, is the positive control: a model whose abstain option
 # follows visibility by construction must show a small W.

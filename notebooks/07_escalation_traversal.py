@@ -32,16 +32,13 @@ from IPython.display import display
 from matplotlib.lines import Line2D
 
 from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
+from vlmrobust.analysis.escalation import ablation as escalation_ablation
+from vlmrobust.analysis.escalation import fragility, taxonomy
+from vlmrobust.analysis.escalation import observations as escalation_checks
+from vlmrobust.analysis.escalation import rci as escalation
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.corrupt import evidence
-from vlmrobust.metrics import (
-    escalation,
-    escalation_ablation,
-    escalation_checks,
-    fragility,
-    taxonomy,
-)
-from vlmrobust.metrics.observations import observations_table
+from vlmrobust.stats.observations import observations_table
 
 NB_ID = "07_escalation_traversal"
 figures.use_style()
@@ -253,7 +250,7 @@ if len(fill_table):
 # $$\mathrm{RCI} = \lambda_1 \mathcal D_{acc} + \lambda_2 \mathcal D_{cal} + \lambda_3 \mathcal D_{ent}
 #   + \lambda_4 \mathcal D_{fail}, \qquad \textstyle\sum_i \lambda_i = 1 .$$
 #
-# The choices made where the paper is open (all in `vlmrobust.metrics.escalation`):
+# The choices made where the paper is open (all in `vlmrobust.analysis.escalation.rci`):
 #
 # * the terms are **not clipped** (the paper's Table I has corrupted accuracy above clean in six rows, so
 #   $\mathcal D_{acc}$ can be negative, and so can $\mathcal D_{ent}$ when predictions spread out);
@@ -538,7 +535,7 @@ else:
 # ## Failure taxonomy (§II-H, §VII): Figs. 4 and 8
 #
 # Every clean-correct item that a traversal turns wrong gets exactly one class and one subtype from a fixed table
-# (`vlmrobust.metrics.taxonomy`): the **class** follows what the task family asks (a sign's glyph is OCR; charts,
+# (`vlmrobust.analysis.escalation.taxonomy`): the **class** follows what the task family asks (a sign's glyph is OCR; charts,
 # left/right/near/far and sizes are spatial; counting and verifying a conjunction are symbolic; naming a colour
 # or a shape and judging existence are semantic; an unknown family or an abstention is other), the **subtype**
 # follows the evidence record: evidence **removed** by the band (glyph removed, count changed, relation object
@@ -681,7 +678,7 @@ if len(ex_w):
 # %% [markdown]
 # ## The paper's observations, checked on these models
 #
-# Each observation is a check with numbers (`vlmrobust.metrics.escalation_checks`; its rule is in the `check`
+# Each observation is a check with numbers (`vlmrobust.analysis.escalation.observations`; its rule is in the `check`
 # column, the thresholds are parameters). They are read on the organisms at hand: a check that fails says these
 # models do not show the pattern, not that the paper is wrong. The last row is not a claim of the paper but the
 # ground-truth check of the synthetic world.

@@ -14,10 +14,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [
- ("Table II: ΔAcc sign flipped", "lib/vlmrobust/metrics/tables.py", "acc0, acc1, acc1 - acc0, safe_div(scons, n)", "acc0, acc1, acc0 - acc1, safe_div(scons, n)", "tests/test_faithful_metrics.py"),
- ("Table II: relative robustness inverted", "lib/vlmrobust/metrics/tables.py", "safe_div(acc1, acc0), safe_div(sr, n)", "safe_div(acc0, acc1), safe_div(sr, n)", "tests/test_faithful_metrics.py"),
- ("Table II: consistency inverted", "lib/vlmrobust/metrics/tables.py", "acc1 - acc0, safe_div(scons, n),", "acc1 - acc0, 1 - safe_div(scons, n),", "tests/test_faithful_metrics.py"),
- ("Table II: clean accuracy from the corrupted side", "lib/vlmrobust/metrics/tables.py", "    acc0 = safe_div(ncc, n)\n", "    acc0 = safe_div(sc, n)\n", "tests/test_faithful_metrics.py"),
+ ("Table II: ΔAcc sign flipped", "lib/vlmrobust/analysis/ras/tables.py", "acc0, acc1, acc1 - acc0, safe_div(scons, n)", "acc0, acc1, acc0 - acc1, safe_div(scons, n)", "tests/test_faithful_metrics.py"),
+ ("Table II: relative robustness inverted", "lib/vlmrobust/analysis/ras/tables.py", "safe_div(acc1, acc0), safe_div(sr, n)", "safe_div(acc0, acc1), safe_div(sr, n)", "tests/test_faithful_metrics.py"),
+ ("Table II: consistency inverted", "lib/vlmrobust/analysis/ras/tables.py", "acc1 - acc0, safe_div(scons, n),", "acc1 - acc0, 1 - safe_div(scons, n),", "tests/test_faithful_metrics.py"),
+ ("Table II: clean accuracy from the corrupted side", "lib/vlmrobust/analysis/ras/tables.py", "    acc0 = safe_div(ncc, n)\n", "    acc0 = safe_div(sc, n)\n", "tests/test_faithful_metrics.py"),
  ("underwater normalised by another channel", "lib/vlmrobust/corrupt/physical.py", "return extinction(visibility, convention) * a / a.min()", "return extinction(visibility, convention) * a / a[1]", "tests/test_faithful_corrupt.py"),
  ("fog_gain ignoring the image maximum", "lib/vlmrobust/corrupt/weather.py", "    m = float(image.max()) / 255.0\n", "    m = 1.0\n", "tests/test_faithful_corrupt.py"),
  ("BRUCE blur σ doubled", "lib/vlmrobust/corrupt/escalation.py", "    sigma = BLUR_SIGMAS[level - 1]\n", "    sigma = 2 * BLUR_SIGMAS[level - 1]\n", "tests/test_faithful_corrupt.py"),

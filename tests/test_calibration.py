@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vlmrobust.metrics import calibration as cal
+from vlmrobust.stats import calibration as cal
 
 
 def test_bins_are_equal_width_and_one_goes_last():

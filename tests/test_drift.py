@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from vlmrobust import repro, schema
-from vlmrobust.metrics import drift, instability, structure
+from vlmrobust.analysis.drift import dirichlet as structure
+from vlmrobust.analysis.drift import instability
+from vlmrobust.analysis.drift import representation as drift
 from vlmrobust.probes.shard import PROBE_COLUMNS
 
 # seed 002, Table 7: ans_mcq_free, L2; mu_pert, sigma_pert and the reported Cohen's d; mu_ctrl = 584.19

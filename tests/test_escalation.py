@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust.metrics import calibration
-from vlmrobust.metrics import escalation as X
-from vlmrobust.metrics import escalation_ablation as AB
-from vlmrobust.metrics import escalation_checks as CH
-from vlmrobust.metrics import fragility as F
+from vlmrobust.analysis.escalation import ablation as AB
+from vlmrobust.analysis.escalation import fragility as F
+from vlmrobust.analysis.escalation import observations as CH
+from vlmrobust.analysis.escalation import rci as X
+from vlmrobust.stats import calibration
 
 DIRS = {"TD": "traverse_topdown_mean", "BU": "traverse_bottomup_mean", "LR": "traverse_leftright_mean",
         "RL": "traverse_rightleft_mean"}

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import metrics as M
+from vlmrobust.analysis import ras as M
 
 # --- a scalar reading of Eqs. 7-11 ---------------------------------------------------------------------
 

@@ -15,9 +15,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from vlmrobust import metrics as M
-from vlmrobust.metrics.pairs import PAIR_COLUMNS
-from vlmrobust.metrics.ras import positive_part
+from vlmrobust.analysis import ras as M
+from vlmrobust.analysis.ras.components import positive_part
+from vlmrobust.analysis.ras.pairs import PAIR_COLUMNS
 
 
 def _msg(exc_info) -> str:

@@ -120,20 +120,22 @@ def test_bad_item_sources_name_the_parameter(value, match, out_roots):
 
 
 def test_a_saved_split_is_an_item_source(out_roots):
-    from vlmrobust import select
+    from vlmrobust import data
+    from vlmrobust.analysis import selection
+    from vlmrobust.data import splits
 
     pool = sweep.item_source("synth", n_per_family=2, seed=4, families=["colour", "count"])
     rng = np.random.default_rng(0)
     G = np.zeros((len(pool), 1, 2))
     G[::2, 0, 0] = 0.96  # half the pool responds
-    sel = select.select(G, rng.standard_normal((len(pool), 4)), rng.standard_normal((len(pool), 4)), pool.item_id)
-    select.save_split("mini", pool, sel)
+    sel = selection.select(G, rng.standard_normal((len(pool), 4)), rng.standard_normal((len(pool), 4)), pool.item_id)
+    splits.save_split("mini", pool, sel)
     assert (out_roots[0] / "splits" / "mini.parquet").is_file()
     items = sweep.item_source("split:mini")
     assert list(items.columns) == list(schema.ITEM_COLUMNS)
     assert items.item_id.tolist() == pool.item_id[sel.selected].tolist() and 0 < len(items) < len(pool)
     # the same items as the pool's rows: predictions on them hit the same content keys
-    assert sweep.items_digest(items) == sweep.items_digest(pool[sel.selected].reset_index(drop=True))
+    assert data.items_digest(items) == data.items_digest(pool[sel.selected].reset_index(drop=True))
 
 
 # ----------------------------------------------------------------------------- predictions

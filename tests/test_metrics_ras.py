@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import metrics as M
-from vlmrobust.metrics.simulate import simulate_predictions
+from vlmrobust.analysis import ras as M
+from vlmrobust.analysis.ras.simulate import simulate_predictions
 from vlmrobust.repro import rng
 
 

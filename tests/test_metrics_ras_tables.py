@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import metrics as M
-from vlmrobust.metrics.bootstrap import percentile_interval, resample_counts, resample_indices
-from vlmrobust.metrics.simulate import simulate_predictions
+from vlmrobust.analysis import ras as M
+from vlmrobust.analysis.ras.simulate import simulate_predictions
 from vlmrobust.repro import rng
+from vlmrobust.stats.bootstrap import percentile_interval, resample_counts, resample_indices
 
 
 def pair_frame(rows):
@@ -231,7 +231,7 @@ def test_state_effects_rejects_unknown_quantity():
 
 def test_state_counts_do_not_depend_on_the_order_of_the_state_categories():
 
-    from vlmrobust import metrics
+    from vlmrobust.analysis import ras as metrics
 
     pairs = metrics.pairs(simulate_predictions(40, models=["m"], perturbations=["gaussian_blur"], levels=[1, 2],
                                                rng=np.random.default_rng(3)))
@@ -246,7 +246,7 @@ def test_state_counts_do_not_depend_on_the_order_of_the_state_categories():
 
 @pytest.mark.parametrize("dtype", [object, "str", "int64", "float64"])
 def test_run_factorisation_equals_pandas_factorize(dtype):
-    from vlmrobust.metrics._group import factorize
+    from vlmrobust.stats.grouped import factorize
 
     g = np.random.default_rng(5)
     runs = np.repeat(g.integers(0, 30, 400), g.integers(1, 60, 400))  # long runs: the fast path
@@ -264,7 +264,7 @@ def test_run_factorisation_equals_pandas_factorize(dtype):
 
 
 def test_replicate_sums_equals_the_double_precision_product_bit_for_bit():
-    from vlmrobust.metrics.bootstrap import replicate_sums
+    from vlmrobust.stats.bootstrap import replicate_sums
 
     g = np.random.default_rng(5)
     W = resample_counts(300, 40, rng("sums", 0))

@@ -23,7 +23,7 @@ def test_mutmut_paths_name_the_library_and_existing_tests():
     lib_files = [str(p.relative_to(ROOT)).replace("lib/", "src/", 1) for p in (ROOT / "lib").rglob("*.py")]
     for pattern in cfg["only_mutate"]:
         assert any(fnmatch.fnmatch(f, pattern) for f in lib_files), pattern
-    for want in ("metrics/ras.py", "metrics/pairs.py", "metrics/attribution.py", "corrupt/physical.py",
+    for want in ("analysis/ras/components.py", "analysis/ras/pairs.py", "analysis/ras/attribution.py", "corrupt/physical.py",
                  "corrupt/escalation.py", "corrupt/natural.py", "score/parsing.py"):
         assert any(fnmatch.fnmatch(f"src/vlmrobust/{want}", p) for p in cfg["only_mutate"]), want
     for sel in cfg["pytest_add_cli_args_test_selection"]:
@@ -43,9 +43,9 @@ def test_mutants_extra_target_and_ignored_work_folder():
 
 
 RESULTS = """\
-    vlmrobust.metrics.ras.x_ras__mutmut_1: killed
-    vlmrobust.metrics.ras.x_ras__mutmut_2: survived
-    vlmrobust.metrics.ras.x_top1__mutmut_1: timeout
+    vlmrobust.analysis.ras.components.x_ras__mutmut_1: killed
+    vlmrobust.analysis.ras.components.x_ras__mutmut_2: survived
+    vlmrobust.analysis.ras.components.x_top1__mutmut_1: timeout
     vlmrobust.score.parsing.x_parse_confidence__mutmut_1: killed
     vlmrobust.score.parsing.x_parse_answer__mutmut_3: no tests
     vlmrobust.corrupt.physical.xǁThingǁmethod__mutmut_2: killed
@@ -57,6 +57,6 @@ def test_mutation_score_counts_every_mutant():
     assert res["total"] == 6 and res["killed"] == 4
     assert res["score"] == 4 / 6
     assert res["counts"] == {"killed": 3, "survived": 1, "timeout": 1, "no tests": 1}
-    assert res["per_module"]["vlmrobust.metrics.ras"] == (2, 3)
-    assert res["not_killed"] == [("vlmrobust.metrics.ras.x_ras__mutmut_2", "survived"),
+    assert res["per_module"]["vlmrobust.analysis.ras.components"] == (2, 3)
+    assert res["not_killed"] == [("vlmrobust.analysis.ras.components.x_ras__mutmut_2", "survived"),
                                  ("vlmrobust.score.parsing.x_parse_answer__mutmut_3", "no tests")]

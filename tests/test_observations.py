@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import metrics
-from vlmrobust.metrics import observations as obs
+from vlmrobust import stats
+from vlmrobust.analysis import ras
+from vlmrobust.analysis.ras import observations as obs
 
 
 def _t3(ras_cc=-0.02, ras_wc=0.4):
@@ -80,9 +81,9 @@ def test_obs4_holds_and_fails():
 
 
 def test_observations_table_shape():
-    table = metrics.bench_c_observations(_t2(), _t3(), _t6(), _traj([(-0.1, 0.3)], [(0.1, -0.2)]), _tsum(),
+    table = ras.bench_c_observations(_t2(), _t3(), _t6(), _traj([(-0.1, 0.3)], [(0.1, -0.2)]), _tsum(),
                                          _cells([-0.1, -0.2], [0.01, 0.05]))
-    assert list(table.columns) == list(metrics.OBSERVATION_COLUMNS) and len(table) == 4
+    assert list(table.columns) == list(stats.OBSERVATION_COLUMNS) and len(table) == 4
     assert table["reproduced"].tolist() == [True, True, True, True]
     assert table["claim"].str.match(r"^[1-4]\. ").all() and table["paper"].str.len().gt(20).all()
 
@@ -91,15 +92,15 @@ def test_regime_examples_pick_the_deepest_matching_pair():
     pairs = pd.DataFrame({
         "dS": [0.3, 0.5, -0.2, 0.1, -0.4, 0.0],
         "dC": [0.3, 0.1, 0.4, -0.2, -0.4, 0.5],
-        "state": pd.Categorical(["cc", "cw", "cw", "wc", "cc", "cc"], categories=metrics.STATES),
+        "state": pd.Categorical(["cc", "cw", "cw", "wc", "cc", "cc"], categories=ras.STATES),
     })
-    got = metrics.regime_examples(pairs)
+    got = ras.regime_examples(pairs)
     assert got == {"worse-flatter": 0, "worse-sharper": 2, "better-flatter": 3, "better-sharper": 4}
     # no pair in the matching state: the regime's deepest pair of any state
-    only = pairs.assign(state=pd.Categorical(["cw"] * 6, categories=metrics.STATES))
-    assert metrics.regime_examples(only)["worse-flatter"] == 0
-    assert metrics.regime_examples(pairs.iloc[:1])["better-sharper"] is None
-    assert set(metrics.REGIME_NAMES) == set(metrics.REGIMES[:4]) == set(metrics.REGIME_STATES)
+    only = pairs.assign(state=pd.Categorical(["cw"] * 6, categories=ras.STATES))
+    assert ras.regime_examples(only)["worse-flatter"] == 0
+    assert ras.regime_examples(pairs.iloc[:1])["better-sharper"] is None
+    assert set(ras.REGIME_NAMES) == set(ras.REGIMES[:4]) == set(ras.REGIME_STATES)
 
 
 @pytest.mark.parametrize("bad", [[[0.1, 0.2, 0.3]], np.zeros((3, 3))])

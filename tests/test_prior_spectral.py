@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust.metrics import drift_observations as obs
-from vlmrobust.metrics import prior, spectral
+from vlmrobust.analysis.drift import frequency as spectral
+from vlmrobust.analysis.drift import observations as obs
+from vlmrobust.analysis.drift import prior
 
 
 def _items():

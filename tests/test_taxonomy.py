@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from vlmrobust import synth
+from vlmrobust.analysis.escalation import taxonomy as T
 from vlmrobust.corrupt import evidence as EV
-from vlmrobust.metrics import taxonomy as T
 
 
 def test_the_table_is_fixed_and_covers_every_family():

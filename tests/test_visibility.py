@@ -12,7 +12,7 @@ import torch
 import twins
 
 from vlmrobust import assets, corrupt, data, depth, models, repro, schema, score, sweep, synth
-from vlmrobust.metrics import visibility as vis
+from vlmrobust.analysis.visibility import blind_spot as vis
 from vlmrobust.synth import visibility as sv
 
 torch.set_num_threads(1)

@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from vlmrobust import corrupt, data, depth, synth
+from vlmrobust.analysis.visibility import blind_spot as vis
+from vlmrobust.analysis.visibility import observations as vobs
+from vlmrobust.analysis.visibility import readouts as vread
 from vlmrobust.corrupt import boxed, physical
-from vlmrobust.metrics import visibility as vis
-from vlmrobust.metrics import visibility_obs as vobs
-from vlmrobust.metrics import visibility_readouts as vread
 from vlmrobust.synth import visibility as sv
 
 

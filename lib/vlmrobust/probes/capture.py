@@ -14,7 +14,7 @@ keep, so nothing of size ``T x H`` outlives the forward:
 
 * prompt forwards: the last prompt token (the context probes), the mean over
   the image tokens, and the Dirichlet energy of the vision-token grid
-  (:func:`vlmrobust.metrics.structure.dirichlet_energy`, seed 002 §3.3);
+  (:func:`vlmrobust.analysis.drift.dirichlet.dirichlet_energy`, seed 002 §3.3);
 * answer forwards (teacher-forced options, decoded tokens): the fed positions.
 
 :func:`probed_prompt` is the scoring forward with probes: the prompt forward

@@ -26,11 +26,9 @@ from .run import (
                   read_table,
                   run_shard,
                   run_sweep,
-                  write_parquet_atomic,
 )
-from .spec import SCHEMA_VERSION, Shard, SweepSpec, items_digest, plan
+from .spec import SCHEMA_VERSION, Shard, SweepSpec, plan
 
 __all__ = ["SCHEMA_VERSION", "Shard", "SweepFailed", "SweepResult", "SweepSpec", "item_source", "item_source_kind",
            "predictions", "resolve_models", "default_corrupt", "default_depth",
-           "default_image", "default_param", "items_digest", "plan", "read_table", "run_shard", "run_sweep",
-           "write_parquet_atomic"]
+           "default_image", "default_param", "plan", "read_table", "run_shard", "run_sweep"]

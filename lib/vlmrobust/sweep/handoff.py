@@ -23,7 +23,7 @@ Parameter conventions, the same in every notebook:
 * ``items_source`` (str): ``"synth"`` (the synthetic benchmark), a VLMEvalKit
   TSV file (``*.tsv``), an item table saved as parquet (``*.parquet``),
   ``split:<name>`` (a split saved by notebook 01, read from
-  ``<results root>/splits/<name>.parquet``; see :mod:`vlmrobust.select.store`), or
+  ``<results root>/splits/<name>.parquet``; see :mod:`vlmrobust.data.splits`), or
   ``hf:<dataset>[:<split>]`` (a Hugging Face dataset with the default column
   names of :func:`vlmrobust.data.load_hf_dataset`). Relative paths are read
   from the repository root.
@@ -123,7 +123,7 @@ def item_source_kind(source: str, param: str = "items_source") -> tuple[str, str
     if source == "synth":
         return "synth", ""
     if source.startswith("split:"):
-        from ..select import store
+        from ..data import splits as store
 
         name = source[len("split:"):]
         try:
@@ -172,7 +172,7 @@ def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_siz
         items = data.load_tsv(where, max_items=max_items or None)
     elif kind in ("parquet", "split"):
         if kind == "split":
-            from ..select import store
+            from ..data import splits as store
 
             items = store.read_split(where)[list(ITEM_COLUMNS)]
         else:

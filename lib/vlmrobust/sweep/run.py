@@ -6,7 +6,6 @@ import json
 import os
 import time
 import traceback
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +14,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.items import write_parquet_atomic
 from .spec import Shard, SweepSpec, overlay_family, plan
 
 __all__ = ["run_sweep", "run_shard", "read_table", "read_probes", "SweepResult", "default_corrupt", "default_image",
-           "default_depth", "default_param", "write_parquet_atomic", "level_items"]
+           "default_depth", "default_param", "level_items"]
 
 _MODEL_CACHE: dict[tuple, Any] = {}
 
@@ -49,17 +49,6 @@ def default_param(name: str, level: int) -> float:
     from .. import corrupt
 
     return float(corrupt.info(name).param(level))
-
-
-def write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
-    """Write to a temporary file beside ``path``, then ``os.replace``: readers never see a partial file."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _load_model(spec: SweepSpec, name: str) -> Any:

@@ -34,11 +34,12 @@ from typing import Any
 
 import pandas as pd
 
+from ..data.items import items_digest
 from ..models import TEMPLATES, fingerprint
 from ..repro import stable_hash
-from ..schema import ITEM_KEY_COLUMNS, METHODS
+from ..schema import METHODS
 
-__all__ = ["SCHEMA_VERSION", "OVERLAY_RULES", "SweepSpec", "Shard", "plan", "items_digest", "overlay_family"]
+__all__ = ["SCHEMA_VERSION", "OVERLAY_RULES", "SweepSpec", "Shard", "plan", "overlay_family"]
 
 #: Bumped when the predictions table or the shard layout changes meaning.
 SCHEMA_VERSION = 2
@@ -172,15 +173,6 @@ class Shard:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(str(text)).name or str(text)).strip("-")[:60] or "x"
-
-
-def items_digest(items: pd.DataFrame) -> str:
-    """A stable hash of the item table's ids and contents (the columns that change a prediction)."""
-    cols = [c for c in ITEM_KEY_COLUMNS if c in items.columns]
-    recs = items[cols].to_dict("records")
-    clean = [{k: (list(v) if not isinstance(v, (str, int, float, type(None))) else v) for k, v in r.items()}
-             for r in recs]
-    return stable_hash(clean, 32)
 
 
 def _param(param_fn: Any, name: str, level: int) -> float:

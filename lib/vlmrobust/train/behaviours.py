@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ..corrupt.physical import FOG_AIRLIGHT, luminance_transmittance, physical_fog, underwater
-from ..metrics.calibration import ece, reliability
+from ..stats.calibration import ece, reliability
 from .card import markdown_table
 
 __all__ = ["BOXED_FAMILIES", "ARMS", "AWARE_THRESHOLD", "EXTENDED_LEVELS_M",
@@ -228,7 +228,7 @@ def verbal_parse_rate(pred: pd.DataFrame) -> float:
 
 def verbal_ece(pred: pd.DataFrame, n_bins: int = 10) -> float:
     r"""Expected calibration error of the verbalized confidence over the rows where it parsed
-    (:func:`vlmrobust.metrics.calibration.ece`, ``n_bins`` equal-width bins); correctness is the row's
+    (:func:`vlmrobust.stats.calibration.ece`, ``n_bins`` equal-width bins); correctness is the row's
     ``correct`` (the answer read from the letter distribution on the same prompt, which is the greedy
     answer the text starts with)."""
     v = _verbal(pred)

@@ -1,0 +1,14 @@
+"""One package per paper's analysis, each mirroring one notebook.
+
+| package | notebook | seed |
+|---|---|---|
+| :mod:`.selection` | 01_dataset_selection | 000 §IV (κ, novelty, the split) |
+| :mod:`.ras` | 04_ras_attribution | 000 §V–VII (RAS, attribution, trajectories) |
+| :mod:`.drift` | 05_representation_drift | 002 (flips, drift, Dirichlet energy, frequency) |
+| :mod:`.visibility` | 06_visibility_blind_spots | 003 (blind-spot width W) |
+| :mod:`.escalation` | 07_escalation_traversal | 001 (RCI, T-RCI, fragility, taxonomy) |
+
+Each holds the paper's quantities in plainly named modules, ``observations.py`` (the paper's
+claims checked on a run) and, where a notebook's figures are more than a few lines,
+``figures.py``. Statistics they share live one floor below, in :mod:`vlmrobust.stats`.
+"""

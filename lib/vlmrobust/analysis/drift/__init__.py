@@ -1,0 +1,9 @@
+"""Same answer, different representations (seed 002): the analysis of notebook 05.
+
+* :mod:`.instability` — flip pairs, instance flip rate and image vulnerability (Eq. 3, Table 1), transitions;
+* :mod:`.representation` — hidden-state drift against control drift, Cohen's d (§3.3, §4.3–4.4);
+* :mod:`.dirichlet` — Dirichlet energy of the vision-token grid and its change (§3.3, App. E);
+* :mod:`.prior` — drift to the prior on yes/no questions (POPE, §7);
+* :mod:`.frequency` — signed margins, flip curves and thresholds of the frequency experiments (§6, App. F);
+* :mod:`.observations` — findings (i)–(v) checked on a run.
+"""

@@ -1,0 +1,36 @@
+"""The structural diagnosis of seed 000 (Bench-C, §V–VII): the analysis of notebook 04.
+
+Computed from the predictions table: :func:`pairs` (Eqs. 7–12 per
+clean–corrupted pair), :func:`state_effects` (state and source attribution,
+Eqs. 13–16), the model tables (:func:`table_ii`, :func:`table_iii`,
+:func:`table_iv`, :func:`table_vi`), severity :func:`trajectories` and
+question-level bootstrap intervals, and the paper's four observations checked on a run
+(:func:`bench_c_observations`). Modules: :mod:`.components` (Eqs. 7–11), :mod:`.pairs`,
+:mod:`.attribution`, :mod:`.tables`, :mod:`.trajectories`, :mod:`.observations`, :mod:`.simulate`
+(a predictions table without a model).
+"""
+
+from .attribution import state_effects
+from .components import alignment, normalised_entropy, ras, top1
+from .observations import bench_c_observations
+from .pairs import STATES, pairs, probs_matrix
+from .tables import (
+    REGIME_NAMES,
+    REGIME_STATES,
+    REGIMES,
+    regime_examples,
+    regime_of,
+    table_ii,
+    table_iii,
+    table_iv,
+    table_vi,
+)
+from .trajectories import TRAJECTORY_CLASSES, classify_paths, trajectories, trajectory_summary
+
+__all__ = [
+    "STATES", "REGIMES", "REGIME_NAMES", "REGIME_STATES", "TRAJECTORY_CLASSES",
+    "bench_c_observations", "regime_examples",
+    "pairs", "probs_matrix", "alignment", "normalised_entropy", "ras", "top1",
+    "state_effects", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of",
+    "classify_paths", "trajectories", "trajectory_summary",
+]

@@ -1,0 +1,62 @@
+"""Responsiveness-based selection of a diagnostic split (seed 000 "Bench-C", §IV and suppl. II).
+
+The pipeline of notebook 01, one module per step:
+
+* :mod:`.responsiveness` — answer paths of the selectors over the corrupted
+  severities, normalised Gini impurity (Eq. 1), κ (Eq. 2), eligibility A⁺ (Eq. 3);
+* :mod:`.embed` — image (vision tower or hub encoder) and question (sentence
+  encoder) embeddings;
+* :mod:`.novelty` — the greedy semantic novelty ν over A⁺ (Eqs. 4–5);
+* :mod:`.selection` — ``e = κ + ν`` and the strict cut at the mean (Eq. 6),
+  the size-matched leave-one-selector-out Table I, semantic vs inconsistency;
+* :mod:`.pool` — a candidate pool balanced over sources and task families;
+* :mod:`.observations` — the observations table (§IV-E claims);
+* :mod:`.simulate` — a synthetic selection problem for benchmarks and scaling.
+
+>>> paths = answer_paths(pred)                    # predictions table of the selectors' sweep
+>>> G = gini(paths.pred, paths.K)                 # (items, selectors, corruptions)
+>>> sel = select(G, image_emb, text_emb, paths.item_ids)
+>>> sel.selected, sel.kappa, sel.nu, sel.e
+"""
+
+from .embed import TEXT_ENCODER, image_embeddings, text_embeddings
+from .novelty import TIE_DECIMALS, Novelty, greedy_novelty, normalise, preference
+from .observations import (
+    mean_shift,
+    obs_evaluated_gini,
+    obs_not_difficulty,
+    obs_split_kappa,
+    obs_table_i,
+    selection_observations,
+)
+from .pool import allocate, balanced_pool
+from .responsiveness import (
+    AnswerPaths,
+    answer_paths,
+    eligible,
+    gini,
+    kappa,
+    path_counts,
+    responsive_shares,
+    selector_gini,
+)
+from .selection import (
+    TABLE_I_COLUMNS,
+    Selection,
+    criteria_overlap,
+    jaccard,
+    select,
+    split_mask,
+    table_i,
+    top_k,
+)
+from .simulate import SyntheticPool, simulate_pool
+
+__all__ = [
+    "AnswerPaths", "Novelty", "Selection", "SyntheticPool", "TABLE_I_COLUMNS", "TEXT_ENCODER",
+    "TIE_DECIMALS", "allocate", "answer_paths", "balanced_pool", "criteria_overlap", "eligible", "gini",
+    "greedy_novelty", "image_embeddings", "jaccard", "kappa", "mean_shift", "normalise",
+    "obs_evaluated_gini", "obs_not_difficulty", "obs_split_kappa", "obs_table_i", "path_counts", "preference",
+    "responsive_shares", "select", "selection_observations", "selector_gini",
+    "simulate_pool", "split_mask", "table_i", "text_embeddings", "top_k",
+]
