@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from vlmrobust import corrupt, synth
-from vlmrobust.corrupt.reference import LegacyDraws, replayable
+from vlmrobust.corrupt.parity import LegacyDraws, replayable
 
 _PAIRED = replayable()  # random types whose draws can be replayed from the reference stream
 

@@ -38,16 +38,15 @@ import torch
 def _extra_forwards(lm, ids, prompts, options, images, batch_size):
     """Letter scoring, then one extra batched forward per probe point with ``output_hidden_states``."""
     from vlmrobust import models, score
-    from vlmrobust.probes import vision_layout
-    from vlmrobust.probes.capture import grid_energy_torch
-    from vlmrobust.score._core import model_inputs
-    from vlmrobust.score.methods import _batches
+    from vlmrobust.forward import batches, model_inputs
+    from vlmrobust.forward.capture import grid_energy_torch
+    from vlmrobust.forward.layout import vision_layout
 
     res = score.letter_scores(lm, ids, prompts, options, images, batch_size=batch_size)
     chosen = [models.letter_token_ids(lm.tokenizer, p, len(o))[score.argmax_low(r.probs)]
               for p, o, r in zip(prompts, options, res, strict=True)]
     out = [dict() for _ in ids]
-    for idx in _batches(lm, prompts, batch_size):
+    for idx in batches(lm, prompts, batch_size):
         inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
         with torch.inference_mode():  # ctx_mcq: the last prompt token, every layer
             hs = lm.model(**inputs, output_hidden_states=True, logits_to_keep=1).hidden_states

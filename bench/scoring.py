@@ -68,7 +68,7 @@ def _timed(fn, *a, repeat: int = 1, **kw):
 
 def _generate_then_parse(lm, ids, prompts, options, images, max_new_tokens):
     from vlmrobust import score
-    from vlmrobust.score._core import model_inputs
+    from vlmrobust.forward import model_inputs
 
     preds = []
     for _iid, p, opts, im in zip(ids, prompts, options, images, strict=True):
@@ -94,7 +94,7 @@ def _full_forward_letters(lm, ids, prompts, options, images):
 def _flops_per_item(lm, prompt, image) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
-    from vlmrobust.score._core import model_inputs
+    from vlmrobust.forward import model_inputs
 
     inputs = model_inputs(lm, [prompt], [image])
     with FlopCounterMode(display=False) as fc, torch.inference_mode():

@@ -224,10 +224,10 @@ display(cards)
 # Dense pre-training gives the tower 64 targets per image instead of one answer: for every 8-px patch,
 # the colour, shape and sign character of the object covering most of it, whether it holds an object's
 # centre (one per object, which is what counting needs), the object's apparent height and the patch's
-# log distance (`vlmrobust.train.stream.dense_labels`, exact from the renderer's ground truth).
+# log distance (`vlmrobust.train.dense.dense_labels`, exact from the renderer's ground truth).
 
 # %%
-from vlmrobust.train.stream import DENSE_VOCAB, dense_labels  # noqa: E402
+from vlmrobust.train.dense import DENSE_VOCAB, dense_labels  # noqa: E402
 
 fill = {"none": (235, 235, 235), "sign": (70, 70, 70), **synth.COLOURS}  # a patch shown in its label's colour
 demo = [synth.make_item(f, repro.rng("dense-demo", f), size=64) for f in ("count", "text", "chart")]

@@ -10,39 +10,40 @@ import pytest
 
 from vlmrobust import corrupt, repro, synth
 from vlmrobust.train import behaviours as bh
+from vlmrobust.train import degrade as dg
 
 K = math.log(50.0)
 A = np.array([0.2755, 0.0474, 0.00979])
 
 
 def test_object_transmittance_by_hand():
-    assert bh.object_transmittance(10.0, "fog", 10.0) == pytest.approx(0.02)
-    assert bh.object_transmittance(0.0, "water", 3.0) == pytest.approx(1.0)
-    assert bh.object_transmittance(7.0, "fog", math.inf) == 1.0
+    assert dg.object_transmittance(10.0, "fog", 10.0) == pytest.approx(0.02)
+    assert dg.object_transmittance(0.0, "water", 3.0) == pytest.approx(1.0)
+    assert dg.object_transmittance(7.0, "fog", math.inf) == 1.0
     lum = np.array([0.2126, 0.7152, 0.0722])
     expect = float(lum @ np.exp(-K * A / A.min()))  # water at d = V
-    assert bh.object_transmittance(5.0, "water", 5.0) == pytest.approx(expect)
+    assert dg.object_transmittance(5.0, "water", 5.0) == pytest.approx(expect)
     assert expect < 0.0722 * 0.02 + 0.7152 * 0.02 ** (A[1] / A[2]) + 1e-12
     with pytest.raises(ValueError, match="distance"):
-        bh.object_transmittance(-1.0, "fog", 5.0)
+        dg.object_transmittance(-1.0, "fog", 5.0)
     with pytest.raises(ValueError, match="arm"):
-        bh.object_transmittance(1.0, "smoke", 5.0)
+        dg.object_transmittance(1.0, "smoke", 5.0)
     with pytest.raises(ValueError, match="visibility"):
-        bh.object_transmittance(1.0, "fog", 0.0)
+        dg.object_transmittance(1.0, "fog", 0.0)
 
 
 def test_degrade_fog_is_the_engine_fog_and_water_follows_the_clearest_channel_definition():
     item = synth.make_item("colour", repro.rng("behaviours-test", 0), size=64, box=False)
-    fog = bh.degrade(item.image, item.depth, "fog", 20.0)
+    fog = dg.degrade(item.image, item.depth, "fog", 20.0)
     assert np.array_equal(fog, corrupt.physical_fog(item.image, item.depth, 20.0))
-    water = bh.degrade(item.image, item.depth, "water", 20.0)
+    water = dg.degrade(item.image, item.depth, "water", 20.0)
     assert np.array_equal(water, corrupt.underwater(item.image, item.depth, 20.0))
     assert not np.array_equal(water, fog)
     sky = ~np.isfinite(item.depth)
     assert sky.any()
     veil = np.rint(corrupt.physical.linear_to_srgb(np.asarray(corrupt.physical.WATER_VEILING)) * 255)
     assert np.abs(water[sky].astype(int) - veil.astype(int)).max() <= 1
-    assert np.array_equal(bh.degrade(item.image, item.depth, "water", math.inf), item.image)
+    assert np.array_equal(dg.degrade(item.image, item.depth, "water", math.inf), item.image)
 
 
 def test_boxed_condition_draws_the_box_after_and_applies_the_rule():
@@ -50,16 +51,16 @@ def test_boxed_condition_draws_the_box_after_and_applies_the_rule():
     d = item.meta["target_distance_m"]
     x0, y0, x1, y1 = item.meta["box"]
     for v, invisible in ((1000.0, False), (d / 4.0, True)):
-        img, t, inv = bh.boxed_condition(item, "fog", v)
+        img, t, inv = dg.boxed_condition(item, "fog", v)
         assert inv == invisible and t == pytest.approx(math.exp(-K * d / v))
         assert tuple(img[y0, x0]) == synth.BOX_RGB and tuple(img[y1, x1]) == synth.BOX_RGB
     # threshold 0.05 under fog: invisible beyond d = V ln 20 / ln 50
     v_edge = K * d / math.log(20.0)
-    assert not bh.boxed_condition(item, "fog", v_edge * 1.01)[2] and bh.boxed_condition(item, "fog", v_edge * 0.99)[2]
+    assert not dg.boxed_condition(item, "fog", v_edge * 1.01)[2] and dg.boxed_condition(item, "fog", v_edge * 0.99)[2]
     with pytest.raises(ValueError, match="box=False"):
-        bh.boxed_condition(synth.make_item("shape", repro.rng("behaviours-test", 1), size=64), "fog", 5.0)
+        dg.boxed_condition(synth.make_item("shape", repro.rng("behaviours-test", 1), size=64), "fog", 5.0)
     with pytest.raises(ValueError, match="no red box"):
-        bh.boxed_condition(synth.make_item("count", repro.rng("behaviours-test", 2), size=64, box=False), "fog", 5.0)
+        dg.boxed_condition(synth.make_item("count", repro.rng("behaviours-test", 2), size=64, box=False), "fog", 5.0)
 
 
 def test_verbal_ece_and_parse_rate_by_hand():

@@ -17,7 +17,8 @@ import pytest
 from scipy import ndimage
 
 from vlmrobust import corrupt, synth
-from vlmrobust.corrupt.reference import LegacyDraws, replayable, seeded_global_state
+from vlmrobust.corrupt.parity import LegacyDraws, replayable
+from vlmrobust.corrupt.reference import seeded_global_state
 
 imagecorruptions = pytest.importorskip("imagecorruptions")
 

@@ -163,7 +163,7 @@ def test_dirichlet_energy_of_constant_and_checkerboard_grids():
 def test_the_probes_grid_energy_is_the_library_energy():
     import torch
 
-    from vlmrobust.probes.capture import grid_energy_torch
+    from vlmrobust.forward.capture import grid_energy_torch
 
     g = np.random.default_rng(4).standard_normal((4, 6, 8))
     assert float(grid_energy_torch(torch.as_tensor(g))) == pytest.approx(structure.dirichlet_energy(g), rel=1e-12)

@@ -11,8 +11,7 @@ import torch
 import twins
 
 from vlmrobust import models, probes, score
-from vlmrobust.probes import capture
-from vlmrobust.score._core import model_inputs
+from vlmrobust.forward import capture, forward, layout, model_inputs
 
 torch.set_num_threads(1)
 
@@ -84,15 +83,15 @@ def _check_layout(lm):
     prompt = models.build_prompt(lm.processor, ITEMS.question[0], ITEMS.options[0])
     for img in _images():
         inputs = model_inputs(lm, [prompt], [img])
-        lay = probes.vision_layout(lm, inputs)
+        lay = layout.vision_layout(lm, inputs)
         ids = inputs["input_ids"][0].numpy()
-        np.testing.assert_array_equal(lay.positions[0], np.flatnonzero(ids == probes.image_token_id(lm)))
+        np.testing.assert_array_equal(lay.positions[0], np.flatnonzero(ids == layout.image_token_id(lm)))
         assert lay.shape[0] == _expected_grid(lm, inputs)
         assert set(lay.grid[0]) <= set(lay.positions[0]) and len(lay.grid[0]) == lay.shape[0][0] * lay.shape[0][1]
         # the decoder's input at exactly these positions is what the vision tower and projector produced
         feats = _image_features(lm, inputs)
         with capture.Recorder(lm) as rec:
-            _, outs = rec.run(_full, lambda inputs=inputs: score._core.forward(lm, inputs))
+            _, outs = rec.run(_full, lambda inputs=inputs: forward(lm, inputs))
         layer0 = outs[0][0]
         assert feats.shape[0] == len(lay.positions[0])
         torch.testing.assert_close(layer0[lay.positions[0]], feats, atol=1e-5, rtol=1e-5)
@@ -112,7 +111,7 @@ def test_vision_positions_and_grid_shapes_match_the_processor_on_the_organisms(n
     _check_layout(lm)
     inputs = model_inputs(lm, [models.build_prompt(lm.processor, "What colour is it?", ["red", "blue"])],
                           [np.zeros((64, 64, 3), np.uint8)])
-    lay = probes.vision_layout(lm, inputs)
+    lay = layout.vision_layout(lm, inputs)
     side = lm.model.config.vision_config.image_size // lm.model.config.vision_config.patch_size
     assert lay.shape == ((side, side),) and lay.block == "single view"
 
@@ -129,7 +128,7 @@ def test_post_norm_final_state_is_hidden_states_minus_one_and_layers_are_pre_nor
     for layer in range(n):  # hidden_states[0..L-1]: the embeddings and the pre-norm outputs of layers 1..L-1
         torch.testing.assert_close(states[layer], hs[layer].float(), atol=1e-6, rtol=0)
     torch.testing.assert_close(states[n + 1], hs[-1].float(), atol=1e-6, rtol=0)
-    _, norm = probes.decoder_parts(lm.model)
+    _, norm = layout.decoder_parts(lm.model)
     with torch.inference_mode():
         torch.testing.assert_close(norm(states[n]), hs[-1].float(), atol=1e-5, rtol=1e-5)
     assert not torch.allclose(states[n], hs[-1].float())  # the last pre-norm state is not the returned one
@@ -138,7 +137,7 @@ def test_post_norm_final_state_is_hidden_states_minus_one_and_layers_are_pre_nor
 def test_hidden_scoring_keeps_the_table_and_leaves_no_hooks(twin):
     lm = twin
     imgs = _images()
-    layers, norm = probes.decoder_parts(lm.model)
+    layers, norm = layout.decoder_parts(lm.model)
 
     def hooks():  # transformers installs its own output-recording hooks once: count ours by difference
         return len(norm._forward_hooks) + sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in layers)

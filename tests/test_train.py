@@ -14,6 +14,7 @@ from vlmrobust.train import (
     build_processor,
     build_tokenizer,
     build_vocabulary,
+    dense,
     load_config,
     pixel_values,
 )
@@ -197,7 +198,7 @@ def test_dense_labels_follow_the_scene():
     for fam in ("colour", "count", "text", "chart", "size"):
         for i in range(4):
             item = synth.make_item(fam, repro.rng("dense-test", fam, i), size=64)
-            d = st.dense_labels(item, 8)
+            d = dense.dense_labels(item, 8)
             assert {k: v.shape for k, v in d.items()} == {k: (64,) for k in
                                                           ("colour", "shape", "char", "centre", "extent", "logdepth")}
             assert np.isfinite(d["logdepth"]).all() and d["logdepth"].max() <= np.log(100.0) + 1e-6
@@ -213,7 +214,7 @@ def test_dense_labels_follow_the_scene():
                 assert set(d["shape"][obj]) == {len(SHAPES) + 2}
     # a scene without objects (the boxed object itself) would be a bug: colour items label their target colour
     item = synth.make_item("colour", repro.rng("dense-test", "colour-target"), size=64)
-    d = st.dense_labels(item, 8)
+    d = dense.dense_labels(item, 8)
     names = ("none", *COLOURS, "sign")
     assert item.options[item.answer_idx] in {names[c] for c in d["colour"][d["colour"] > 0]}
 
@@ -275,8 +276,8 @@ def test_describe_appends_what_the_image_shows(tok):
 
 def test_zoo_state_takes_exported_weights_only_for_the_same_config(tmp_path, tok):
     from vlmrobust.train.card import export
+    from vlmrobust.train.checkpoints import zoo_state
     from vlmrobust.train.config import config_digest, load_config
-    from vlmrobust.train.trainer import zoo_state
 
     cfg = _tiny_cfg("tiny-zoo")
     cfg["stages"] = cfg["stages"][:1]
@@ -298,7 +299,7 @@ def test_zoo_state_takes_exported_weights_only_for_the_same_config(tmp_path, tok
 
 
 def test_aware_stream_makes_abstain_the_answer_exactly_when_the_boxed_object_is_invisible(tok):
-    from vlmrobust.train.behaviours import BOXED_FAMILIES
+    from vlmrobust.train.degrade import BOXED_FAMILIES
 
     enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
     spec = st.StreamSpec(("colour", "verify", "count"), batch=48, mix={"mcq": 0.8, "open": 0.2}, abstain_prob=1.0,
@@ -353,7 +354,7 @@ def test_talk_target_decodes_to_what_the_scoring_engine_parses():
 
 
 def test_talker_training_writes_its_own_letter_and_binned_confidence(tmp_path, tok):
-    from vlmrobust.train.trainer import calibration_table, fill_talk
+    from vlmrobust.train.losses import calibration_table, fill_talk
 
     parent = _tiny_cfg("tiny-talk-parent")
     parent["stages"] = [dict(parent["stages"][1], steps=3, stream={"families": ["colour"], "batch": 16,
@@ -383,7 +384,7 @@ def test_talker_training_writes_its_own_letter_and_binned_confidence(tmp_path, t
     b = st.make_batch(spec, 1, "x", 0, 0.0, enc)
     letters = [tt.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
     fill_talk(res.model, b, letters, [11, 22, 33, 44, 55, 66, 77, 88, 99, 42], enc)
-    from vlmrobust.train.trainer import letter_probs
+    from vlmrobust.train.losses import letter_probs
 
     p = letter_probs(res.model, b, letters)
     for i in range(8):

@@ -133,7 +133,7 @@ def _loglik_inputs(lm: Any, prompts: list[str], images: list, options: list) -> 
     """Right-padded sequences prompt + option for every option of every item (one image per item)."""
     import torch
 
-    from .score._core import model_inputs
+    from .forward import model_inputs
     from .score.methods import _option_tokens
 
     seqs, rows, starts, conts = [], [], [], []
@@ -163,9 +163,9 @@ def pgd(lm: Any, items: pd.DataFrame, images: Sequence[np.ndarray], base_pred: S
     import torch
 
     from .corrupt.frequency import band_energy_share
+    from .forward import model_inputs
     from .models import build_prompt, letter_token_ids
     from .progress import bar
-    from .score._core import model_inputs
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

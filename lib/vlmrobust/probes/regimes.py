@@ -1,7 +1,7 @@
 """The five probe regimes of seed 002 (§3.3, App. A.8) and the vision-token probes, for one condition.
 
 ============  ========================================================================================
-regime        state (every decoder layer, see :mod:`vlmrobust.probes.capture`)
+regime        state (every decoder layer, see :mod:`vlmrobust.forward.capture`)
 ============  ========================================================================================
 ctx_open      last context token of the **open** prompt (no options shown)
 ctx_mcq       last context token of the **scoring** prompt (options shown) - from the scoring forward
@@ -36,8 +36,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..forward import ScoringError, batches, model_inputs, stop_ids
+from ..forward.capture import Growing, Recorder, answer_states, feed, prompt_states
 from ..models import TEMPLATES, Template, build_prompt
-from .capture import Growing, Recorder, answer_states, feed, prompt_states
+from ..score import parse_answer, predict
 
 __all__ = ["REGIMES", "SCORING_REGIMES", "VISION_PROBES", "PROBE_TEMPLATES", "ProbeSpec", "greedy_states",
            "probe_condition"]
@@ -109,14 +111,10 @@ def greedy_states(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], imag
     """
     import torch
 
-    from ..score._core import ScoringError, model_inputs
-    from ..score.generate import stop_ids as _stop_ids
-    from ..score.methods import _batches
-
-    stops = _stop_ids(lm)
+    stops = stop_ids(lm)
     out: list[dict | None] = [None] * len(prompts)
     with Recorder(lm) as rec:
-        for idx in _batches(lm, prompts, batch_size):
+        for idx in batches(lm, prompts, batch_size):
             inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
             logits, cache, outs = prompt_states(lm, rec, inputs)
             b = len(idx)
@@ -172,8 +170,6 @@ def probe_condition(lm: Any, items: pd.DataFrame, images: Sequence[Any], *, meth
     ``regime -> {"state": (L + 2, H) | None, "pred": option index or -1,
     "text", "n_tokens"}`` plus ``"vision_grid" -> {"energy": (L + 2,), "shape"}``.
     """
-    from ..score import parse_answer, predict
-
     spec.validate()
     recs = items.to_dict("records")
     ids = [str(r["item_id"]) for r in recs]

@@ -12,7 +12,8 @@
   :func:`severity_curves` (clean as level 0 of every curve) and :func:`method_agreement`.
 """
 
-from ._core import OptionScores, ScoringError, argmax_low, margin_of, softmax
+from ..forward import ScoringError
+from ._core import OptionScores, argmax_low, margin_of, softmax
 from .generate import greedy_texts, sample_scores, verbal_scores
 from .methods import letter_scores, loglik_full_forward, loglik_scores
 from .parsing import parse_answer, parse_confidence

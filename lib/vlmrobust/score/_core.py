@@ -1,24 +1,19 @@
-"""Shared machinery of the scoring methods: validation, model inputs, forwards with a KV cache."""
+"""Shared machinery of the scoring methods: option scores, validation, soft-max and margins.
+
+The forward pass itself (model inputs, batches, the call with a KV cache) is :mod:`vlmrobust.forward`.
+"""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ScoringError", "OptionScores", "check_item", "as_pil", "model_inputs", "forward",
-           "last_logits", "next_token_logprobs", "softmax", "margin_of", "argmax_low"]
+from ..forward import ScoringError
 
-
-class ScoringError(ValueError):
-    """Scoring failed for a named item (bad options, corrupt image, NaN logits, ...)."""
-
-    def __init__(self, item_id: str, message: str):
-        super().__init__(f"item {item_id!r}: {message}")
-        self.item_id = item_id
+__all__ = ["OptionScores", "check_item", "next_token_logprobs", "softmax", "margin_of", "argmax_low"]
 
 
 @dataclass
@@ -72,63 +67,6 @@ def check_item(item_id: str, options: Sequence[str], image: Any) -> None:
     if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3 or min(image.shape[:2]) < 1:
         raise ScoringError(item_id, f"corrupt image: expected a uint8 HxWx3 array, got {image.dtype} "
                                     f"array of shape {image.shape}")
-
-
-def as_pil(image: Any) -> Any:
-    from PIL import Image
-
-    if isinstance(image, np.ndarray):
-        return Image.fromarray(image)
-    return image
-
-
-def model_inputs(lm: Any, prompts: list[str], images: list[Any]) -> Any:
-    """Processor inputs for a batch (left padding, no extra special tokens: the chat template has them)."""
-    proc = lm.processor
-    # One list of images per prompt: the form every image-text processor accepts.
-    batch = proc(images=[[as_pil(im)] for im in images], text=list(prompts), padding=True, padding_side="left", add_special_tokens=False,
-                 return_tensors="pt")
-    return batch.to(lm.device)
-
-
-_CACHE_KW: dict[type, str] = {}
-
-
-def _cache_kw(model: Any) -> str:
-    cls = type(model)
-    if cls not in _CACHE_KW:
-        params = inspect.signature(model.forward).parameters
-        _CACHE_KW[cls] = "cache" if "cache" in params else "past_key_values"
-    return _CACHE_KW[cls]
-
-
-def forward(lm: Any, inputs: dict, *, cache: Any = None, use_cache: bool = False, logits_to_keep: int = 0) -> Any:
-    """One forward pass without gradients; returns ``(logits, cache)``.
-
-    ``logits_to_keep=1`` computes the LM head for the last position only.
-    """
-    import torch
-
-    kw = dict(inputs)
-    if cache is not None:
-        kw[_cache_kw(lm.model)] = cache
-    with torch.inference_mode():
-        out = lm.model(**kw, use_cache=use_cache or cache is not None, logits_to_keep=logits_to_keep)
-    if "cache" in out or hasattr(type(out), "cache"):
-        new_cache = out.get("cache") if hasattr(out, "get") else out.cache
-    else:  # transformers < 5.24 names it past_key_values
-        new_cache = getattr(out, "past_key_values", None)
-    return out.logits, new_cache
-
-
-def last_logits(logits: Any, item_ids: Sequence[str]) -> np.ndarray:
-    """Float64 logits of the last position per row; NaN/inf raise :class:`ScoringError` naming the item."""
-    arr = logits[:, -1, :].float().cpu().numpy().astype(np.float64)
-    bad = ~np.isfinite(arr).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ScoringError(item_ids[i], "non-finite (NaN or inf) logits at the answer position")
-    return arr
 
 
 def next_token_logprobs(logits_row: np.ndarray) -> np.ndarray:

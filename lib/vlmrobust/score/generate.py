@@ -7,28 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from ._core import OptionScores, ScoringError, forward, margin_of, model_inputs
+from ..forward import ScoringError, forward, model_inputs, stop_ids
+from ._core import OptionScores, margin_of
 from .methods import letter_scores, loglik_scores
 from .parsing import parse_answer, parse_confidence
 
-__all__ = ["greedy_texts", "sample_scores", "verbal_scores", "stop_ids"]
-
-
-_END_OF_TURN = ("<|end|>", "<|im_end|>", "<end_of_turn>", "<end_of_utterance>", "<|eot_id|>", "<|endoftext|>")
-
-
-def stop_ids(lm: Any) -> set[int]:
-    """End-of-sequence ids of the tokenizer and generation config, and the usual end-of-turn tokens."""
-    ids = set()
-    vocab = lm.tokenizer.get_vocab()
-    ids.update(vocab[t] for t in _END_OF_TURN if t in vocab)
-    for src in (getattr(lm.tokenizer, "eos_token_id", None),
-                getattr(getattr(lm.model, "generation_config", None), "eos_token_id", None)):
-        if isinstance(src, int):
-            ids.add(src)
-        elif isinstance(src, (list, tuple)):
-            ids.update(int(s) for s in src)
-    return ids
+__all__ = ["greedy_texts", "sample_scores", "verbal_scores"]
 
 
 def _decode(lm, item_id, prompt, image, *, n: int, temperature: float, max_new_tokens: int,

@@ -14,52 +14,29 @@ from typing import Any
 
 import numpy as np
 
+from ..forward import ScoringError, batches, forward, last_logits, model_inputs
+from ..forward.capture import Recorder, answer_states, probed_prompt, prompt_states, prompt_summary
 from ..models import continuation_ids, letter_token_ids
-from ._core import (
-    OptionScores,
-    ScoringError,
-    argmax_low,
-    forward,
-    last_logits,
-    margin_of,
-    model_inputs,
-    next_token_logprobs,
-    softmax,
-)
+from ._core import OptionScores, argmax_low, margin_of, next_token_logprobs, softmax
 
-__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward", "token_lengths"]
-
-
-def token_lengths(lm: Any, prompts: Sequence[str]) -> list[int]:
-    """Text-token length of each prompt (before image-token expansion), for length-sorted batches."""
-    enc = lm.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
-    return [len(e) for e in enc]
-
-
-def _batches(lm: Any, prompts: Sequence[str], batch_size: int) -> list[list[int]]:
-    """Indices grouped into batches of similar length (sorted by token length, stable)."""
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    order = np.argsort(np.asarray(token_lengths(lm, prompts)), kind="stable")
-    return [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward"]
 
 
 def _last_position(lm, item_ids, prompts, images, batch_size, choose=None, grid_layer=None):
     """Log-softmax-free last-position logits for every prompt: batched, left-padded, length-sorted.
 
     With ``choose`` (``choose(i, logits_row) -> answer token ids`` for prompt ``i``)
-    the hidden states are read off the same forwards (:func:`vlmrobust.probes.capture.probed_prompt`)
+    the hidden states are read off the same forwards (:func:`vlmrobust.forward.capture.probed_prompt`)
     and ``(rows, states)`` is returned.
     """
     out: list[np.ndarray | None] = [None] * len(prompts)
     states: list[dict | None] = [None] * len(prompts)
     rec = None
     if choose is not None:
-        from ..probes.capture import Recorder
 
         rec = Recorder(lm).__enter__()
     try:
-        for idx in _batches(lm, prompts, batch_size):
+        for idx in batches(lm, prompts, batch_size):
             ids = [item_ids[i] for i in idx]
             try:
                 inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
@@ -76,7 +53,6 @@ def _last_position(lm, item_ids, prompts, images, batch_size, choose=None, grid_
                 logits, _ = forward(lm, inputs, logits_to_keep=1)
                 arr = last_logits(logits, ids)
             else:
-                from ..probes.capture import probed_prompt
 
                 arr, st = probed_prompt(lm, rec, inputs, ids, lambda j, row, idx=idx: choose(idx[j], row),
                                         keep_grid=grid_layer)
@@ -199,7 +175,6 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
             if states is not None:
                 out_sum[i].extra["hidden"] = out_norm[i].extra["hidden"] = states[n]
     if multi and hidden:
-        from ..probes.capture import Recorder
 
         with Recorder(lm) as rec:
             for i in multi:
@@ -219,7 +194,6 @@ def _loglik_shared_prefix(lm, item_id, prompt, image, conts, rec=None, grid_laye
     if rec is None:
         logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
     else:
-        from ..probes.capture import prompt_states, prompt_summary
 
         logits, cache, outs = prompt_states(lm, rec, inputs, keep_grid=grid_layer)
     lp0 = next_token_logprobs(last_logits(logits, [item_id])[0])
@@ -239,7 +213,6 @@ def _loglik_shared_prefix(lm, item_id, prompt, image, conts, rec=None, grid_laye
         if rec is None:
             logits2, _ = forward(lm, {"input_ids": feed.to(lm.device)}, cache=cache)
         else:
-            from ..probes.capture import answer_states
 
             (logits2, _), outs2 = answer_states(rec, lambda: forward(lm, {"input_ids": feed.to(lm.device)},
                                                                      cache=cache))

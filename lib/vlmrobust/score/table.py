@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..forward import ScoringError
 from ..models import build_prompt, default_method
 from ..repro import key_to_int
 from ..schema import METHODS, PRED_COLUMNS
-from ._core import ScoringError, argmax_low, check_item
+from ._core import argmax_low, check_item
 from .generate import sample_scores, verbal_scores
 from .methods import letter_scores, loglik_scores
 
@@ -53,7 +54,7 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
     ``hidden=True`` (opt-in, for ``letter``, ``loglik`` and ``loglik_norm``) also
     returns the hidden states read off the scoring forwards:
     ``(table, {method: [per-item dict]})`` with the keys of
-    :func:`vlmrobust.probes.capture.probed_prompt` (``ctx``, ``ans``,
+    :func:`vlmrobust.forward.capture.probed_prompt` (``ctx``, ``ans``,
     ``vision_mean``, ``energy``, ...); the table is the same as without it.
     """
     if not isinstance(items, pd.DataFrame):

@@ -5,11 +5,17 @@ Pieces, in the order a reader meets them:
 * :mod:`~vlmrobust.train.tokenizer` - word-level tokenizer (letters and digits single tokens) and chat template;
 * :mod:`~vlmrobust.train.processor` - CLIP image processor and ``LlavaProcessor``;
 * :mod:`~vlmrobust.train.modelcfg` - the LLaVA architecture from a small spec;
-* :mod:`~vlmrobust.train.stream` - training batches from ``vlmrobust.synth`` (example modes of the curriculum);
+* :mod:`~vlmrobust.train.degrade` - the boxed object under fog and water (shared by streams and behaviours);
+* :mod:`~vlmrobust.train.dense` - per-cell labels from the renderer's ground truth, for the vision tower;
+* :mod:`~vlmrobust.train.stream` - training batches from ``vlmrobust.synth`` (example modes of the curriculum),
+  built in a background process by :mod:`~vlmrobust.train.workers`;
 * :mod:`~vlmrobust.train.probe` - the head that pre-trains the vision tower alone;
+* :mod:`~vlmrobust.train.losses` - the answer-token loss, letter probabilities, the talker's calibration;
+* :mod:`~vlmrobust.train.checkpoints` - checkpoints and the states a stage starts from;
 * :mod:`~vlmrobust.train.trainer` - staged, resumable training;
 * :mod:`~vlmrobust.train.evaluate` - held-out accuracy through the processor path;
-* :mod:`~vlmrobust.train.card` - export to ``vlmrobust/zoo/<name>`` with the model card.
+* :mod:`~vlmrobust.train.card` - export to ``vlmrobust/zoo/<name>`` with the model card;
+* :mod:`~vlmrobust.train.behaviours` - the behaviour checks of the control organisms and the ladder on the cards.
 
 ``python -m vlmrobust.train <config>`` reproduces an organism from its committed config.
 A config that starts from another one (``init.from``) trains that parent first,

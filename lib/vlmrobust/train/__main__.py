@@ -93,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from .. import models
-    from .behaviours import AWARE_THRESHOLD, card_sections
+    from .behaviours import card_sections
     from .card import export, write_card
+    from .degrade import AWARE_THRESHOLD
     from .evaluate import HELDOUT_SEED, evaluate, summarise
     from .trainer import train
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..paths import REPO_ROOT
 from ..schema import ROLES
 from .modelcfg import ModelSpec
 from .stream import StreamSpec
@@ -223,3 +224,8 @@ def config_digest(config: str | Path | dict | TrainConfig) -> str:
         d["init"] = {k: (config_digest(v) if k in ("from", "vision_from") else v) for k, v in cfg.init.items()}
     text = json.dumps(d, sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def runs_root() -> Path:
+    """Where training runs write checkpoints and logs (``<repo>/runs``, git-ignored)."""
+    return REPO_ROOT / "runs"

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ..models import zoo
     from .card import refresh_heldout
-    from .trainer import runs_root
+    from .config import runs_root
 
     torch.set_num_threads(1)
     names = args.names or zoo.names()

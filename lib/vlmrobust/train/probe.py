@@ -18,7 +18,7 @@ the stage; only the tower's weights carry on.
 each patch feature it predicts the colour, shape and sign character of the
 object covering the patch, whether the patch holds an object's centre, the
 object's apparent height and the patch's log distance
-(:func:`vlmrobust.train.stream.dense_labels`). Sixty-four targets per image
+(:func:`vlmrobust.train.dense.dense_labels`). Sixty-four targets per image
 instead of one answer teach the tower to see objects far faster per image.
 """
 
@@ -47,7 +47,7 @@ class VisionProbe(nn.Module):
                                   for _ in range(rounds)])
         self.out = nn.Sequential(nn.Linear(width, width), nn.GELU(), nn.Linear(width, width))
         self.opt = nn.Linear(width, width)
-        from .stream import DENSE_CLASSES
+        from .dense import DENSE_CLASSES
 
         self.dense = DenseHead(vision_width, DENSE_CLASSES)  # built last: older probes' initialisation unchanged
 
@@ -99,7 +99,7 @@ class VisionProbe(nn.Module):
 
 
 class DenseHead(nn.Module):
-    """Per-patch predictions of the :func:`~vlmrobust.train.stream.dense_labels` targets."""
+    """Per-patch predictions of the :func:`~vlmrobust.train.dense.dense_labels` targets."""
 
     def __init__(self, vision_width: int, classes: dict[str, int], width: int = 96) -> None:
         super().__init__()

@@ -3,7 +3,7 @@
 Every batch is a pure function of ``(seed, stage name, step)``: items come from
 ``vlmrobust.synth.make_item`` with generators from :func:`vlmrobust.repro.rng`,
 so an interrupted run resumes on exactly the batches it would have seen.
-Batches are built in one background worker process (:class:`BatchWorker`)
+Batches are built in one background worker process (:class:`~vlmrobust.train.workers.BatchWorker`)
 while the trainer thread computes.
 
 Example modes (the letter curriculum of the model-organism issue):
@@ -20,7 +20,7 @@ Example modes (the letter curriculum of the model-organism issue):
   letter and ``N`` into the batch (its rows are ``talk_rows``), see :mod:`~vlmrobust.train.trainer`.
 
 ``visibility_prob`` degrades that share of the boxed families' items by physical
-fog or water (:func:`vlmrobust.train.behaviours.degrade`, visibility log-uniform
+fog or water (:func:`vlmrobust.train.degrade.degrade`, visibility log-uniform
 in ``visibility_range``), the red box drawn afterwards (seed 003); with
 ``aware_threshold`` > 0 the abstain option, where offered, becomes the answer
 exactly when the boxed object's transmittance is below it (the aware organism).
@@ -37,9 +37,6 @@ chat template exactly as the scoring engine renders it.
 
 from __future__ import annotations
 
-import json
-import os
-import queue
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,9 +45,9 @@ import numpy as np
 
 from .. import repro
 from ..schema import ABSTAIN_TEXTS, OPTION_LETTERS
+from .dense import dense_labels
 
-__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "BatchWorker", "HINT", "dense_labels",
-           "DENSE_CLASSES", "DENSE_VOCAB", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS"]
+__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "HINT", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text", "talk")
 HINT = " Hint: {value}."
@@ -123,7 +120,7 @@ class StreamSpec:
         lo, hi = (float(x) for x in self.visibility_range)
         if not 0 < lo < hi:
             raise ValueError(f"visibility_range must be (near, far) metres with 0 < near < far, got {self.visibility_range}")
-        from .behaviours import ARMS
+        from .degrade import ARMS
 
         if not self.visibility_arms or set(self.visibility_arms) - set(ARMS):
             raise ValueError(f"visibility_arms must be a non-empty subset of {ARMS}, got {self.visibility_arms}")
@@ -189,83 +186,6 @@ def talk_target(enc: Encoder, letter: int, n: int) -> list[int]:
 TALK_LETTER, TALK_TENS, TALK_UNITS = 0, 4, 5
 
 
-def _dense_vocab() -> dict[str, tuple[str, ...]]:
-    from ..synth import COLOURS, SHAPES, SIGN_CHARS
-
-    return {"colour": ("none", *COLOURS, "sign"), "shape": ("none", *SHAPES, "sign", "bar"),
-            "char": ("none", *SIGN_CHARS)}
-
-
-DENSE_VOCAB: dict[str, tuple[str, ...]] = _dense_vocab()
-"""Class names of each categorical per-patch target of :func:`dense_labels` (index 0 = no object)."""
-DENSE_CLASSES: dict[str, int] = {k: len(v) for k, v in DENSE_VOCAB.items()}
-
-
-def dense_labels(item: Any, grid: int) -> dict[str, np.ndarray]:
-    """Per-patch targets of one synthetic item for dense vision pre-training.
-
-    The image is cut into ``grid x grid`` patches (the tower's patches, row-major
-    like its tokens). Each object of ``item.meta["objects"]`` owns the pixels of
-    its bounding box that carry its own flat colour (shapes and bars: the palette
-    colour; signs: board or ink), so the masks are exact and occlusion is
-    respected. A patch is labelled with the object owning most of its pixels when
-    that is at least a quarter of the patch, else "none". Targets per patch:
-
-    * ``colour`` (none, 6 palette colours, sign), ``shape`` (none, 5 shapes, sign,
-      bar) and ``char`` (none, the sign characters);
-    * ``centre`` - 1 where the patch holds the centre of an object's box (one
-      patch per visible object: counting);
-    * ``extent`` - the owning object's box height as a fraction of the image
-      (apparent size, bar height), 0 on "none" patches;
-    * ``logdepth`` - the mean of log ray distance (metres, capped at 100) over the patch.
-    """
-    from ..synth import COLOURS
-    from ..synth.raster import SIGN_BOARD_RGB, SIGN_INK_RGB
-
-    voc = DENSE_VOCAB
-    img = np.asarray(item.image)
-    size = img.shape[0]
-    ps = size // grid
-    owner = np.full((size, size), -1, np.int64)
-    objs = item.meta["objects"]
-    order = sorted(range(len(objs)), key=lambda k: -float(objs[k].get("z_m", 0.0)))
-    for k in order:
-        o = objs[k]
-        if not o.get("bbox"):
-            continue
-        x0, y0, x1, y1 = o["bbox"]
-        sub = img[y0:y1, x0:x1]
-        if o["kind"] == "sign":
-            m = np.all(sub == SIGN_BOARD_RGB, -1) | np.all(sub == SIGN_INK_RGB, -1)
-        else:
-            m = np.all(sub == COLOURS[o["colour"]], -1)
-        owner[y0:y1, x0:x1][m] = k
-    cells = owner.reshape(grid, ps, grid, ps).transpose(0, 2, 1, 3).reshape(grid * grid, ps * ps)
-    n = grid * grid
-    out = {name: np.zeros(n, np.int64) for name in ("colour", "shape", "char", "centre")}
-    out["extent"] = np.zeros(n, np.float32)
-    for c in range(n):
-        ks, counts = np.unique(cells[c][cells[c] >= 0], return_counts=True)
-        if len(ks) == 0 or counts.max() * 4 < ps * ps:
-            continue
-        o = objs[int(ks[np.argmax(counts)])]
-        if o["kind"] == "sign":
-            out["colour"][c], out["shape"][c] = voc["colour"].index("sign"), voc["shape"].index("sign")
-            out["char"][c] = voc["char"].index(o["char"])
-        else:
-            out["colour"][c] = voc["colour"].index(o["colour"])
-            out["shape"][c] = voc["shape"].index("bar" if o["kind"] == "bar" else o["shape"])
-        out["extent"][c] = (o["bbox"][3] - o["bbox"][1]) / size
-    for o in objs:
-        if o.get("bbox"):
-            x0, y0, x1, y1 = o["bbox"]
-            cy, cx = min(int((y0 + y1) / 2) // ps, grid - 1), min(int((x0 + x1) / 2) // ps, grid - 1)
-            out["centre"][cy * grid + cx] = 1
-    d = np.log(np.clip(np.asarray(item.depth, np.float64), 1e-3, 100.0))  # the sky (infinite) counts as 100 m
-    out["logdepth"] = d.reshape(grid, ps, grid, ps).mean(axis=(1, 3)).reshape(n).astype(np.float32)
-    return out
-
-
 def _default_make_item() -> Callable:
     from ..synth import make_item
 
@@ -311,7 +231,7 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     from .. import corrupt
 
     make_item = make_item or _default_make_item()
-    from .behaviours import BOXED_FAMILIES, boxed_condition
+    from .degrade import BOXED_FAMILIES, boxed_condition
 
     r = repro.rng("batch", seed, stage, step)
     modes = list(spec.mix)
@@ -440,86 +360,3 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     batch.update(input_ids=ids, labels=labels, first=first,
                  attention_mask=(np.arange(L)[None, :] < np.array([len(p) + len(t) for p, t in zip(p_ids, t_ids, strict=False)])[:, None]).astype(np.int64))
     return batch
-
-
-def _worker_main(spec_json: str, seed: int, stage: str, start: int, stop: int, tokenizer_json: str,
-                 n_image_tokens: int, q: Any) -> None:  # pragma: no cover - runs in a subprocess
-    import traceback
-
-    try:
-        spec = spec_from_json(spec_json)
-        enc = Encoder(tokenizer_json, n_image_tokens)
-        parent = os.getppid()
-        for s in range(start, stop):
-            item = (s, make_batch(spec, seed, stage, s, s / max(1, stop), enc))
-            while True:  # give up when the trainer is gone (killed without closing us)
-                try:
-                    q.put(item, timeout=5.0)
-                    break
-                except queue.Full:
-                    if os.getppid() != parent:
-                        return
-        q.put(None)
-    except BaseException:
-        q.put(("error", traceback.format_exc()))
-
-
-def spec_to_json(spec: StreamSpec) -> str:
-    from dataclasses import asdict
-
-    return json.dumps(asdict(spec))
-
-
-def spec_from_json(text: str) -> StreamSpec:
-    d = json.loads(text)
-    return StreamSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
-
-
-class BatchWorker:
-    """Batches ``start..stop-1`` of a stage, built ahead in one worker process."""
-
-    def __init__(self, spec: StreamSpec, seed: int, stage: str, start: int, stop: int, tokenizer_json: str,
-                 n_image_tokens: int, prefetch: int = 3, inline: bool = False) -> None:
-        self.inline = inline
-        self.spec, self.seed, self.stage, self.start, self.stop = spec, seed, stage, start, stop
-        self.next_step = start
-        if inline:
-            self.enc = Encoder(tokenizer_json, n_image_tokens)
-            return
-        import multiprocessing as mp
-
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        ctx = mp.get_context("spawn")
-        self.q = ctx.Queue(maxsize=prefetch)
-        self.proc = ctx.Process(target=_worker_main, daemon=True,
-                                args=(spec_to_json(spec), seed, stage, start, stop, tokenizer_json,
-                                      n_image_tokens, self.q))
-        self.proc.start()
-
-    def get(self) -> tuple[int, dict]:
-        if self.inline:
-            s = self.next_step
-            self.next_step += 1
-            return s, make_batch(self.spec, self.seed, self.stage, s, s / max(1, self.stop), self.enc)
-        waited = 0.0
-        while True:
-            try:
-                got = self.q.get(timeout=2.0)
-                break
-            except queue.Empty:
-                waited += 2.0
-                if not self.proc.is_alive():
-                    raise RuntimeError(f"data worker exited with code {self.proc.exitcode} without a batch "
-                                       "(a script that starts training needs an `if __name__ == '__main__':` guard)") from None
-                if waited > 600:
-                    raise RuntimeError("data worker produced nothing for 10 minutes") from None
-        if got is None:
-            raise RuntimeError("data worker has no more batches")
-        if got[0] == "error":
-            raise RuntimeError(f"data worker failed:\n{got[1]}")
-        return got
-
-    def close(self) -> None:
-        if not self.inline and self.proc.is_alive():
-            self.proc.terminate()
-            self.proc.join(timeout=5)

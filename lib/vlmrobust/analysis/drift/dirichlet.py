@@ -4,7 +4,7 @@
 (§3.3) on the ``rows x cols`` grid of vision tokens, and
 ``dE = E(x') - E(x)`` (App. E.1). The grid is, by default, the decoder's states at
 the image-token positions at the final (post-norm) layer
-(:mod:`vlmrobust.probes.layout` says which view of each architecture); the probe
+(:mod:`vlmrobust.forward.layout` says which view of each architecture); the probe
 shards keep E at every layer (``energy_layers``).
 
 * :func:`dirichlet_energy`, :func:`n_edges` - the energy of one or many grids;

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .layout import VisionLayout, decoder_parts, vision_layout
+from .passes import forward, last_logits
 
 __all__ = ["Recorder", "Growing", "feed", "probed_prompt", "prompt_states", "prompt_summary", "answer_states",
            "grid_energy_torch"]
@@ -195,8 +196,6 @@ def probed_prompt(lm: Any, rec: Recorder, inputs: Any, item_ids: Sequence[str],
     """
     import torch
 
-    from ..score._core import last_logits
-
     logits, cache, outs = prompt_states(lm, rec, inputs, keep_grid=keep_grid)
     arr = last_logits(logits, item_ids)
     toks = [list(choose(j, arr[j])) for j in range(arr.shape[0])]
@@ -219,7 +218,6 @@ def probed_prompt(lm: Any, rec: Recorder, inputs: Any, item_ids: Sequence[str],
 
 def prompt_states(lm: Any, rec: Recorder, inputs: Any, *, keep_grid: int | None = None) -> tuple[Any, Any, list]:
     """A probed prompt forward without an answer: ``(logits, cache, reductions)`` (used by greedy decoding)."""
-    from ..score._core import forward
 
     layout = vision_layout(lm, inputs)
     reduce = _prompt_reducer(layout, keep_grid, rec.n_layers + 2)
