@@ -26,31 +26,16 @@
 #   do and do not show the paper's patterns.
 
 # %%
-import math
-
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import (
-    attack,
-    corrupt,
-    data,
-    figures,
-    params,
-    paths,
-    probes,
-    repro,
-    score,
-    sweep,
-    synth,
-)
+from vlmrobust import attack, corrupt, data, figures, params, paths, probes, repro, sweep, synth
 from vlmrobust import models as vlm_models
 from vlmrobust.analysis.drift import dirichlet as structure
+from vlmrobust.analysis.drift import figures as drift_figures
 from vlmrobust.analysis.drift import frequency as spectral
-from vlmrobust.analysis.drift import instability, prior
+from vlmrobust.analysis.drift import frequency_figures, instability, prior
 from vlmrobust.analysis.drift import observations as drift_observations
 from vlmrobust.analysis.drift import representation as drift
 from vlmrobust.corrupt import controls, frequency
@@ -149,8 +134,7 @@ torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
 
 
-def label(p: str) -> str:
-    return "Any (union)" if p == "any" else instability.LABELS.get(p, p)
+label = instability.label
 
 
 def model_method(name: str) -> str:
@@ -192,16 +176,8 @@ for name, tpl in [("ctx_mcq / ans_mcq", template), ("ctx_open / ans_open", probe
                   ("ans_mcq_free", probes.PROBE_TEMPLATES[free_template])]:
     print(f"--- {name} prompt:\n" + vlm_models.build_prompt(first.processor, r0.question, list(r0.options), tpl))
 
-show = [("clean", 0), ("translate", 8), ("pad_crop", 8), ("pad_crop", 1), ("scale", 1), ("scale_pad", 2),
-        ("rotate", 1), ("rotate", 2), ("text_overlay", 1), ("random_text", 1), ("box_overlay", 1)]
-img0 = data.load_image(r0.image_ref)
-fig, axes = plt.subplots(1, len(show), figsize=(1.45 * len(show), 1.8))
-for ax, (name, lv) in zip(axes, show, strict=True):
-    ax.imshow(img0 if name == "clean" else corrupt.apply(img0, name, lv, seed=seed, key=r0.item_id))
-    figures.image_axes(ax, "clean" if name == "clean" else f"{label(name)}\n{corrupt.info(name).param(lv):g}")
-fig.tight_layout()
+fig = drift_figures.perturbation_examples(data.load_image(r0.image_ref), seed=seed, key=r0.item_id)
 figures.save(fig, NB_ID, "fig3-perturbation-examples")
-plt.show()
 
 # %% [markdown]
 # ## One sweep: answers and hidden states from the same forwards
@@ -244,11 +220,11 @@ display(clean_acc.rename("clean accuracy").to_frame().round(3))
 
 # %%
 t1 = instability.ifr_iv(pairs)
-t1_show = t1.assign(perturbation=t1.perturbation.map(label)).pivot_table(
-    index="perturbation", columns="model", values=["IFR", "IV"], sort=False)
-display(t1_show.round(3))
+display(t1.assign(perturbation=t1.perturbation.map(label)).pivot_table(
+    index="perturbation", columns="model", values=["IFR", "IV"], sort=False).round(3))
 print("Set apart (ground truth may change), reported separately:")
-display(instability.ifr_iv(excluded, by=["model", "task"], union=()).round(3))
+t1_apart = instability.ifr_iv(excluded, by=["model", "task"], union=())
+display(t1_apart.round(3))
 dec = instability.overlay_decomposition(pairs)
 print("Overlays: semantic vs random text vs empty box (identical boxes)")
 display(dec.round(3))
@@ -274,12 +250,9 @@ display(t2.assign(perturbation=t2.perturbation.map(label)).round(3))
 
 # %%
 t3 = drift.invariance_table(Pk, list(probes.REGIMES) + ["vision_mean"])
-for m, g in t3.groupby("model", sort=False):
-    cell = g.assign(v=[f"{c:.3f} / {v:.2f}" for c, v in zip(g.cos_sim, g.l2, strict=True)],
-                    perturbation=g.perturbation.map(label))
+for m, cells in drift.invariance_cells(t3, list(probes.REGIMES) + ["vision_mean"]).items():
     print(f"{m} (cos / L2)")
-    display(cell.pivot_table(index="perturbation", columns="regime", values="v", aggfunc="first", sort=False)
-            [[r for r in list(probes.REGIMES) + ["vision_mean"] if r in set(g.regime)]])
+    display(cells)
 
 # %% [markdown]
 # ## Tables 4 and 7, Fig. 1 — drift against control drift
@@ -301,27 +274,12 @@ boot = drift.bootstrap_means(Pk[(Pk.kind == "drift") & (Pk.regime == drift_regim
                              repro.rng(seed, NB_ID, "bootstrap"), n_boot=n_boot)
 t4 = t4.merge(boot[["model", "perturbation", "lo", "hi"]], on=["model", "perturbation"], how="left")
 print(f"Table 4 — {drift_regime}, cosine distance")
-display(t4.assign(perturbation=t4.perturbation.map(label))[
-    ["model", "perturbation", "pct_mean", "pct_sd", "d", "mu_pert", "lo", "hi", "mu_ctrl", "n_pert", "n_ctrl"]].round(3))
+display(t4.assign(perturbation=t4.perturbation.map(label))[drift.TABLE4_COLUMNS].round(3))
 print(f"Table 7 — {drift_regime}, L2 distance")
-display(t7.assign(perturbation=t7.perturbation.map(label))[
-    ["model", "perturbation", "mu_pert", "sd_pert", "mu_ctrl", "sd_ctrl", "d"]].round(3))
+display(t7.assign(perturbation=t7.perturbation.map(label))[drift.TABLE7_COLUMNS].round(3))
 
-fig, axes = plt.subplots(len(MODELS), 2, figsize=(7.2, 2.5 * len(MODELS)), squeeze=False)
-for row, m in zip(axes, MODELS, strict=True):
-    ctrl = drift.control_values(P, drift_regime, "cos", model=m)
-    for ax, pert in zip(row, ["translate", "text_overlay"], strict=True):
-        x = Pk[(Pk.kind == "drift") & (Pk.regime == drift_regime) & (Pk.model == m) & (Pk.perturbation == pert)].cos
-        bins = np.linspace(0, max(float(np.nanmax(ctrl)), float(np.nanmax(x)) if len(x) else 0) * 1.05 + 1e-9, 40)
-        ax.hist(x, bins=bins, density=True, alpha=0.7, color=figures.PALETTE[0], label="perturbation drift")
-        ax.hist(ctrl, bins=bins, density=True, alpha=0.6, color=figures.PALETTE[1], label="control drift")
-        d_val = t4[(t4.model == m) & (t4.perturbation == pert)].d
-        ax.set(title=f"{m} · {label(pert)} (d = {float(d_val.iloc[0]) if len(d_val) else float('nan'):+.2f})",
-               xlabel=f"cosine distance 1 − cos ({drift_regime})", ylabel="density")
-axes[0, 0].legend()
-fig.tight_layout()
+fig = drift_figures.drift_vs_control(Pk, P, t4, MODELS, drift_regime)
 figures.save(fig, NB_ID, "fig1-drift-vs-control")
-plt.show()
 
 # %% [markdown]
 # ## Per-layer drift (our addition) and the noise floor
@@ -336,26 +294,8 @@ plt.show()
 
 # %%
 curves = drift.layer_curves(Pk, "cos")
-fin = drift.invariance_table(Pk, ALL_REGIMES).query("perturbation == 'any'")
-fig, axes = plt.subplots(1, len(MODELS), figsize=(4.0 * len(MODELS), 3.0), squeeze=False, sharey=True)
-for ax, m in zip(axes[0], MODELS, strict=True):
-    g = curves[(curves.model == m) & (curves.perturbation == "any")]
-    for i, regime in enumerate([r for r in ALL_REGIMES if r in set(g.regime)]):
-        gr = g[g.regime == regime]
-        ax.plot(gr.layer, gr.ratio, "-o", ms=3, color=figures.PALETTE[i % len(figures.PALETTE)], label=regime)
-        ctrl_final = drift.control_values(P, regime, "cos", model=m).mean()
-        f = fin[(fin.model == m) & (fin.regime == regime)]
-        if len(f):
-            ax.plot(gr.layer.max() + 1, (1 - float(f.cos_sim.iloc[0])) / ctrl_final, "s",
-                    color=figures.PALETTE[i % len(figures.PALETTE)])
-    n_layers = int(g.layer.max()) if len(g) else 0
-    ax.set_xticks(list(range(n_layers + 1)) + [n_layers + 1], [str(k) for k in range(n_layers + 1)] + ["final"])
-    ax.set(title=m, ylabel="drift / control (cosine)")
-axes[0, -1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-fig.supxlabel("layer: 0 = decoder input, 1..L = pre-norm residual stream; final = post-norm (squares)", fontsize=8)
-fig.tight_layout()
+fig = drift_figures.layer_drift_curves(curves, drift.invariance_table(Pk, ALL_REGIMES), P, MODELS, ALL_REGIMES)
 figures.save(fig, NB_ID, "layer-drift-curves")
-plt.show()
 
 floor = pd.concat([drift.noise_floor(Pk, "cos").assign(metric="cos"), drift.noise_floor(Pk, "l2").assign(metric="l2")])
 display(floor.round(8))
@@ -376,17 +316,8 @@ G = drift.with_flips(Pk, pairs)
 t28 = structure.energy_table(G)
 display(t28.assign(perturbation=t28.perturbation.map(label)).round(3))
 for fig_id, pert in (("fig13", "translate"), ("fig14", "text_overlay")):
-    fig, axes = plt.subplots(1, 2, figsize=(6.8, 2.6), sharex=True)
-    g = G[(G.regime == "vision_grid") & (G.perturbation == pert)]
-    for ax, (name, sub) in zip(axes, [("all instances", g), ("flip-inducing", g[g.flip.fillna(False)])], strict=True):
-        for i, (m, gm) in enumerate(sub.groupby("model", sort=False)):
-            ax.hist(gm.d_energy, bins=30, alpha=0.6, color=figures.PALETTE[i], label=m)
-        ax.axvline(0, color="k", lw=0.8)
-        ax.set(title=f"{label(pert)}: {name}", xlabel="ΔE_dir", ylabel="instances")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    fig = drift_figures.dirichlet_histograms(G, pert)
     figures.save(fig, NB_ID, f"{fig_id}-dirichlet-{pert.replace('_', '-')}")
-    plt.show()
 print(f"App. E.3 — correlation of ΔE_dir with {drift_regime} cosine drift")
 display(structure.energy_drift_correlation(Pk, drift_regime).round(3))
 
@@ -406,9 +337,8 @@ if pope_source:
     pres = sweep.predictions(MODELS, pope_items, NATURAL, methods=METHODS, probes=SPEC, **SWEEP)
     pope_pred, pope_P = pres.table, pres.probes
 else:
-    yn_ids = [r.item_id for r in items.itertuples() if prior.yes_no_index(list(r.options)) is not None]
-    pope_items = items[items.item_id.isin(yn_ids)].reset_index(drop=True)
-    pope_pred, pope_P = pred[pred.item_id.isin(yn_ids)], P[P.item_id.isin(yn_ids)]
+    pope_items = prior.yes_no_subset(items)
+    pope_pred, pope_P = pred[pred.item_id.isin(pope_items.item_id)], P[P.item_id.isin(pope_items.item_id)]
 blank = sweep.predictions(MODELS, pope_items, {"blank_grey": [1]}, methods=METHODS, corrupt_fn=controls.blank_image,
                           param_fn=controls.blank_param, **SWEEP).table
 prior_rows = prior.pope_rows(blank[blank.perturbation == "blank_grey"], pope_items)
@@ -419,53 +349,12 @@ shift = prior.margin_shift(pope_rows)
 display(pope.assign(perturbation=pope.perturbation.map(label)).round(3))
 display(shift.assign(perturbation=shift.perturbation.map(label)).round(3))
 
-perts = [p for p in NATURAL if p in set(pope.perturbation)]
-x = np.arange(len(perts))
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.8), sharex=True)
-for i, m in enumerate(MODELS):
-    g = pope[pope.model == m].set_index("perturbation").reindex(perts)
-    axes[0].bar(x + (i - 0.5) * 0.38, g.flip_rate, width=0.38, color=figures.PALETTE[i], label=m)
-    axes[1].bar(x + (i - 0.5) * 0.38, g.acc, width=0.38, color=figures.PALETTE[i])
-    axes[1].axhline(float(g.base_acc.mean()), color=figures.PALETTE[i], ls="--", lw=1)
-axes[0].set(ylabel="flip rate", title="yes/no flip rate")
-axes[1].set(ylabel="accuracy", title="accuracy (dashed: clean)", ylim=(0, 1))
-for ax in axes:
-    ax.set_xticks(x, [label(p) for p in perts], rotation=40, ha="right")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
+fig = drift_figures.pope_rates(pope, MODELS, NATURAL)
 figures.save(fig, NB_ID, "fig10-pope-accuracy-and-flip-rate")
-plt.show()
-
-moves = ["TP→FN rate", "TN→FP rate", "FP→TN rate", "FN→TP rate"]
-fig, axes = plt.subplots(1, len(MODELS), figsize=(4.2 * len(MODELS), 2.9), squeeze=False, sharey=True)
-for ax, m in zip(axes[0], MODELS, strict=True):
-    g = pope[pope.model == m].set_index("perturbation").reindex(perts)
-    for j, mv in enumerate(moves):
-        ax.bar(x + (j - 1.5) * 0.2, g[mv], width=0.2, color=figures.PALETTE[j], label=mv.replace(" rate", ""))
-    ax.set_xticks(x, [label(p) for p in perts], rotation=40, ha="right")
-    ax.set(title=m, ylabel="rate (over the clean class)")
-axes[0, 0].legend(fontsize=7)
-fig.tight_layout()
+fig = drift_figures.pope_transition_rates(pope, MODELS, NATURAL)
 figures.save(fig, NB_ID, "fig12-pope-transitions")
-plt.show()
-
-pope_drift = drift.invariance_table(pope_P, [drift_regime])
-pope_grid = pope_P[(pope_P.kind == "drift") & (pope_P.regime == "vision_grid")].groupby(
-    ["model", "perturbation"]).d_energy.mean().rename("dE").reset_index()
-p11 = pope.merge(pope_drift, on=["model", "perturbation"]).merge(pope_grid, on=["model", "perturbation"])
-fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.9))
-for i, m in enumerate(MODELS):
-    g = p11[p11.model == m]
-    axes[0].scatter(g.flip_rate, 1 - g.cos_sim, color=figures.PALETTE[i], label=m, s=18)
-    axes[1].scatter(g.flip_rate, g.dE, color=figures.PALETTE[i], s=18)
-    for r in g.itertuples():
-        axes[0].annotate(label(r.perturbation), (r.flip_rate, 1 - r.cos_sim), fontsize=6)
-axes[0].set(xlabel="flip rate", ylabel=f"mean cosine drift ({drift_regime})", title="drift vs flip rate")
-axes[1].set(xlabel="flip rate", ylabel="mean ΔE_dir", title="Dirichlet energy change vs flip rate")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
+fig = drift_figures.pope_drift_energy(prior.drift_by_perturbation(pope, pope_P, drift_regime), MODELS, drift_regime)
 figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
-plt.show()
 
 # %% [markdown]
 # ## Frequency (§6, App. F)
@@ -482,92 +371,33 @@ plt.show()
 # mildest to the harshest ablation. Fig. 19 follows the signed margin of single samples.
 
 # %%
-fitems = items.groupby("task", group_keys=False).head(math.ceil(freq_items / items.task.nunique()))
-fitems = fitems.head(freq_items).reset_index(drop=True)
+fitems = spectral.spread_items(items, freq_items)
 NOISE = {f"noise_{b}": list(range(1, 6)) for b in ("low", "high", "all")}
 noise_pairs = instability.flip_pairs(sweep.predictions(MODELS, fitems, NOISE, methods=METHODS, **SWEEP).table)
 ncurve = spectral.flip_curve(noise_pairs)
-fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.8))
-for i, m in enumerate(MODELS):
-    for j, band in enumerate(["low", "high", "all"]):
-        g = ncurve[(ncurve.model == m) & (ncurve.perturbation == f"noise_{band}")]
-        style = dict(color=figures.PALETTE[j], ls=["-", "--", ":"][i % 3], marker="o", ms=3)
-        axes[0].plot(g.param, g.flip_rate, label=f"{band} · {m}", **style)
-        axes[1].plot(g.param, g.signed_margin, **style)
-EPS_TICKS = (list(frequency.NOISE_EPS), [f"{e:g}" for e in frequency.NOISE_EPS])
-for ax, yl in zip(axes, ["mean flip rate", "mean signed margin of the base option"], strict=True):
-    ax.set(xscale="log", xlabel="noise std ε (fraction of full scale)", ylabel=yl)
-    ax.set_xticks(*EPS_TICKS)
-    ax.minorticks_off()
-axes[0].legend(fontsize=6)
-axes[0].set_title("Fig. 17 — flip rate by band")
-fig.tight_layout()
+fig = frequency_figures.noise_flip_rate(ncurve, MODELS)
 figures.save(fig, NB_ID, "fig17-noise-flip-rate-by-band")
-plt.show()
 
-many = fitems.options.map(len) > 2
-samples = (fitems[many] if many.any() else fitems).head(example_samples).reset_index(drop=True)
+samples = spectral.example_items(fitems, example_samples)
 draws = [instability.flip_pairs(sweep.predictions(MODELS[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
                                                   "seed": seed + 1 + k}).table) for k in range(noise_draws)]
 per_sample = spectral.flip_curve(pd.concat(draws, ignore_index=True), by=["model", "item_id", "perturbation"])
-fig, axes = plt.subplots(len(samples), 2, figsize=(7.0, 2.3 * len(samples)), squeeze=False)
-for row, iid in zip(axes, samples.item_id, strict=True):
-    for j, band in enumerate(["low", "high", "all"]):
-        g = per_sample[(per_sample.item_id == iid) & (per_sample.perturbation == f"noise_{band}")]
-        row[0].plot(g.param, g.flip_rate, "-o", ms=3, color=figures.PALETTE[j], label=band)
-        row[1].plot(g.param, g.signed_margin, "-o", ms=3, color=figures.PALETTE[j])
-    row[0].set(xscale="log", ylabel=f"flip rate ({noise_draws} draws)", title=f"{MODELS[0]} · {iid}",
-               ylim=(-0.05, 1.05))
-    row[1].set(xscale="log", ylabel="mean signed margin")
-    row[1].axhline(0, color="k", lw=0.8)
-    for ax in row:
-        ax.set_xticks(*EPS_TICKS)
-        ax.minorticks_off()
-for ax in axes[-1]:
-    ax.set_xlabel("noise std ε")
-axes[0, 0].legend(fontsize=7)
-fig.tight_layout()
+fig = frequency_figures.per_sample_noise(per_sample, samples.item_id, MODELS[0], noise_draws)
 figures.save(fig, NB_ID, "fig16-per-sample-noise")
-plt.show()
 
 # %%
 levels = list(range(1, len(frequency.FINE_CUTOFFS) + 1))
 abl = sweep.predictions(MODELS, fitems, {"lowpass_fine": levels, "highpass_fine": levels}, methods=METHODS,
                         corrupt_fn=frequency.fine_ablation, param_fn=frequency.fine_param, **SWEEP).table
 abl_pairs = instability.flip_pairs(abl)
-thr = spectral.flip_thresholds(abl_pairs, "smallest").merge(
-    spectral.flip_thresholds(abl_pairs, "first").rename(columns={"threshold": "first_flip"}),
-    on=["model", "perturbation", "item_id"])
-display(thr.groupby(["model", "perturbation"]).agg(
-    flipped=("threshold", lambda s: float(s.notna().mean())), median_smallest=("threshold", "median"),
-    median_first=("first_flip", "median")).round(3))
-fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.8), sharey=True)
-bins = np.geomspace(0.015, 1.6, 16)
-for ax, col, title in zip(axes, ["threshold", "first_flip"], ["smallest flipping cutoff", "first flip (mild → harsh)"],
-                          strict=True):
-    for j, (pert, name) in enumerate([("lowpass_fine", "low-pass keep"), ("highpass_fine", "high-pass keep")]):
-        ax.hist(thr[thr.perturbation == pert][col].dropna(), bins=bins, alpha=0.6, color=figures.PALETTE[j + 2],
-                label=name)
-    ax.set(xscale="log", xlabel="cutoff c (fraction of Nyquist)", title=title)
-axes[0].set_ylabel("items × models")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
+thr = spectral.threshold_table(abl_pairs)
+display(spectral.threshold_summary(thr).round(3))
+fig = frequency_figures.ablation_thresholds(thr)
 figures.save(fig, NB_ID, "fig18-ablation-flip-thresholds")
-plt.show()
 
 acurve = spectral.flip_curve(abl_pairs[abl_pairs.model == MODELS[0]], by=["model", "item_id", "perturbation"])
-fig, axes = plt.subplots(1, len(samples), figsize=(3.6 * len(samples), 2.7), squeeze=False, sharey=True)
-for ax, iid in zip(axes[0], samples.item_id, strict=True):
-    for j, (pert, name) in enumerate([("lowpass_fine", "low-pass keep"), ("highpass_fine", "high-pass keep")]):
-        g = acurve[(acurve.item_id == iid) & (acurve.perturbation == pert)].sort_values("param")
-        ax.plot(g.param, g.signed_margin, "-o", ms=3, color=figures.PALETTE[[0, 3][j]], label=name)
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set(xscale="log", xlabel="cutoff c", title=f"{MODELS[0]} · {iid}")
-axes[0, 0].set_ylabel("signed margin of the base option")
-axes[0, 0].legend(fontsize=7)
-fig.tight_layout()
+fig = frequency_figures.ablation_margins(acurve, samples.item_id, MODELS[0])
 figures.save(fig, NB_ID, "fig19-ablation-margins")
-plt.show()
 
 # %% [markdown]
 # **Natural perturbations as spectral drift** (App. F.4, Fig. 15). For every perturbation instance of the
@@ -577,30 +407,9 @@ plt.show()
 # drift is pure phase.
 
 # %%
-recs = {r.item_id: r for r in items.itertuples()}
-inst = pairs[["model", "item_id", "perturbation", "level", "flip"]]
-uniq = inst[["item_id", "perturbation", "level"]].drop_duplicates()
-spec_rows = []
-for r in uniq.itertuples():
-    clean_img = data.load_image(recs[r.item_id].image_ref)
-    bad = corrupt.apply(clean_img, r.perturbation, int(r.level), seed=seed, key=r.item_id)
-    spec_rows.append({"item_id": r.item_id, "perturbation": r.perturbation, "level": r.level,
-                      **frequency.spectral_drift(clean_img, bad)})
-sd = inst.merge(pd.DataFrame(spec_rows), on=["item_id", "perturbation", "level"])
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.9), sharey=True)
-perts = [p for p in NATURAL if p in set(sd.perturbation)]
-xb = np.arange(len(perts))
-for ax, (name, sub) in zip(axes, [("all instances", sd), ("flip-inducing", sd[sd.flip])], strict=True):
-    m = sub.groupby("perturbation")[list(frequency.DRIFT_BANDS)].mean().reindex(perts)
-    for j, band in enumerate(frequency.DRIFT_BANDS):
-        ax.bar(xb + (j - 1) * 0.27, m[band], width=0.27, color=figures.PALETTE[j], label=band)
-    ax.set_xticks(xb, [label(p) for p in perts], rotation=40, ha="right")
-    ax.set(title=name, yscale="log")
-axes[0].set_ylabel("relative band change D_band")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
+sd = spectral.instance_spectral_drift(pairs, items, seed)
+fig = frequency_figures.spectral_drift_by_band(sd, NATURAL)
 figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
-plt.show()
 
 # %% [markdown]
 # **Frequency-constrained PGD** (F.3, Table 29, Fig. 20):
@@ -617,49 +426,19 @@ plt.show()
 # $1 -$ adversarial accuracy; PFR is the share of predictions that changed.
 
 # %%
-pitems = items.groupby("task", group_keys=False).head(math.ceil(pgd_items / items.task.nunique()))
-pitems = pitems.head(pgd_items).reset_index(drop=True)
+pitems = spectral.spread_items(items, pgd_items)
 pimgs = [data.load_image(r) for r in pitems.image_ref]
 clean_p = pred[(pred.perturbation == "clean") & pred.item_id.isin(pitems.item_id)]
-adv_preds, deltas, attacked = {}, {}, []
-for m in MODELS:
-    lm = vlm_models.load(m, **LOAD)
-    meth = model_method(m)
-    base = clean_p[clean_p.model == m].set_index("item_id").loc[pitems.item_id, "pred_idx"].tolist()
-    try:
-        attack.pixel_path(lm, pimgs[0])
-    except NotImplementedError as exc:
-        print(f"PGD not run for {m}: {exc}")
-        continue
-    attacked.append(m)
-    for mode in attack.MODES:
-        out = attack.pgd(lm, pitems, pimgs, base, mode=mode, method=meth, template=template, batch_size=batch_size,
-                         progress=progress)
-        adv = score.predict(lm, pitems, out["adv"], methods=[meth], template=template, seed=seed,
-                            perturbation=f"pgd_{mode}", level=1, batch_size=batch_size, model_name=m)
-        adv_preds.setdefault(mode, []).append(adv.assign(in_band=out["in_band"]))
-        deltas.setdefault(mode, []).extend(out["delta"])
-adv_preds = {k: pd.concat(v, ignore_index=True) for k, v in adv_preds.items()}
-t29 = attack.pgd_table(clean_p, adv_preds) if adv_preds else pd.DataFrame()
+runs = spectral.pgd_attacks(MODELS, pitems, pimgs, clean_p, model_method, template=template, seed=seed,
+                            batch_size=batch_size, progress=progress, **LOAD)
+for m, why in runs.skipped.items():
+    print(f"PGD not run for {m}: {why}")
+t29 = attack.pgd_table(clean_p, runs.preds) if runs.preds else pd.DataFrame()
 print(f"Table 29 — eps = {attack.EPS:.5f} (8/255), alpha = {attack.ALPHA:.5f} (2/255), {attack.STEPS} steps, "
       f"{len(pitems)} items")
 display(t29.round(4))
-fig, axes = plt.subplots(1, 4, figsize=(10.5, 2.6))
-for j, mode in enumerate([md for md in attack.MODES if md in deltas]):
-    prof = np.nanmean([frequency.radial_profile(d)[1] for d in deltas[mode]], axis=0)
-    centres = frequency.radial_profile(deltas[mode][0])[0]
-    axes[0].plot(centres, prof, "-o", ms=3, color=figures.PALETTE[j], label=f"{mode} PGD")
-    axes[j + 1].imshow(0.5 + deltas[mode][0] / (2 * attack.EPS))
-    figures.image_axes(axes[j + 1], f"{mode} PGD: δ (grey = 0, full range = ±ε)")
-axes[0].axvspan(0, 0.25, color="0.9", zorder=0)
-axes[0].axvspan(0.5, np.sqrt(2), color="0.95", zorder=0)
-axes[0].set(yscale="log", xlabel="radial frequency ρ (shaded: low and high bands)", ylabel="mean power of δ",
-            title="Fig. 20 — radial energy")
-axes[0].legend(fontsize=7)
-fig.suptitle(f"δ of {pitems.item_id[0]}, {attacked[0] if attacked else 'no model'}", x=0.62, fontsize=8)
-fig.tight_layout()
+fig = frequency_figures.pgd_radial_energy(runs.deltas, pitems.item_id[0], runs.attacked)
 figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
-plt.show()
 
 # %% [markdown]
 # ## Photometric check (App. A.7)
@@ -707,24 +486,8 @@ sizes = {m: size_of(m) for m in scale_models}
 t5 = instability.scale_table(scale_pred, scale_pairs, sizes)
 display(t5.round(3))
 t1_scale = instability.ifr_iv(scale_pairs)
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.9))
-perts = [p for p in NATURAL if p in set(t1_scale.perturbation)] + ["any"]
-xs = np.arange(len(perts))
-for i, m in enumerate(t5.model):
-    g = t1_scale[t1_scale.model == m].set_index("perturbation").reindex(perts)
-    w = 0.8 / len(t5)
-    axes[0].bar(xs + (i - (len(t5) - 1) / 2) * w, g.IFR, width=w, color=figures.PALETTE[i % 8],
-                label=f"{m} ({sizes[m] / 1e6:.2f} M)")
-axes[0].set_xticks(xs, [label(p) for p in perts], rotation=40, ha="right")
-axes[0].set(ylabel="IFR", title="Fig. 2 — flip rate by model size")
-axes[0].legend(fontsize=6)
-axes[1].plot(t5["size"] / 1e6, t5["R→W share"], "-o", label="R→W (error injection)")
-axes[1].plot(t5["size"] / 1e6, t5["W→R share"], "-s", label="W→R (correction)")
-axes[1].set(xlabel="parameters (M)", ylabel="share of union instances", title="Fig. 5 — transitions by size")
-axes[1].legend(fontsize=7)
-fig.tight_layout()
+fig = drift_figures.scale_panels(t1_scale, t5, sizes, NATURAL)
 figures.save(fig, NB_ID, "fig2-fig5-scale")
-plt.show()
 
 # %% [markdown]
 # Further item sources (`cross_sources`; the paper's MMMU val) repeat the label tables.
@@ -750,9 +513,8 @@ else:
 # the intervals and decides finding (iv); `params/05_representation_drift/paper.yaml` runs the paper's models.
 
 # %%
-kept = drift.with_flips(Pk[Pk.regime == drift_regime], pairs)
-kept = kept[kept.flip == False].rename(columns={"cos": "d"})  # noqa: E712 (a boolean column with NaN)
-ctrl_q = {m: float(np.quantile(drift.control_values(P, drift_regime, "cos", model=m), 0.05)) for m in MODELS}
+kept = drift_observations.unflipped_drift(Pk, pairs, drift_regime)
+ctrl_q = drift_observations.control_quantiles(P, drift_regime, MODELS)
 obs = drift_observations.same_answer_observations(
     t1, kept, ctrl_q, t4, t5, t2, pope, shift, family="" if len(LADDER) >= 2 else " (no role ladder in the zoo)")
 with pd.option_context("display.max_colwidth", None):
@@ -767,13 +529,12 @@ with pd.option_context("display.max_colwidth", None):
 # %%
 pred.to_parquet(OUT / "predictions.parquet", index=False)
 P.drop(columns=["state", "state_layers"]).to_parquet(OUT / "probes.parquet", index=False)
-for name, df in {"table1_ifr_iv": t1, "table1_set_apart": instability.ifr_iv(excluded, by=["model", "task"], union=()),
-                 "overlay_decomposition": dec, "table2_transitions": t2, "table3_invariance": t3,
-                 "table4_drift_vs_control_cos": t4, "table7_drift_vs_control_l2": t7, "layer_curves": curves,
-                 "noise_floor": floor, "table28_dirichlet": t28, "pope_prior": prior.prior_summary(prior_rows),
-                 "pope_transitions": pope, "pope_margin_shift": shift, "noise_flip_curves": ncurve,
-                 "ablation_thresholds": thr, "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5,
-                 "observations": obs}.items():
+for name, df in {"table1_ifr_iv": t1, "table1_set_apart": t1_apart, "overlay_decomposition": dec,
+                 "table2_transitions": t2, "table3_invariance": t3, "table4_drift_vs_control_cos": t4,
+                 "table7_drift_vs_control_l2": t7, "layer_curves": curves, "noise_floor": floor,
+                 "table28_dirichlet": t28, "pope_prior": prior.prior_summary(prior_rows), "pope_transitions": pope,
+                 "pope_margin_shift": shift, "noise_flip_curves": ncurve, "ablation_thresholds": thr,
+                 "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5, "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

@@ -35,8 +35,8 @@ import pandas as pd
 
 from ...schema import CLEAN
 
-__all__ = ["LABELS", "UNION", "GT_CHANGING", "flip_pairs", "split_ground_truth", "ifr_iv", "transitions",
-           "compliance_rates", "overlay_decomposition", "scale_table"]
+__all__ = ["LABELS", "UNION", "GT_CHANGING", "label", "flip_pairs", "split_ground_truth", "ifr_iv",
+           "transitions", "compliance_rates", "overlay_decomposition", "scale_table"]
 
 #: Table labels of the natural perturbations (seed 002, Table 1).
 LABELS: dict[str, str] = {
@@ -49,6 +49,11 @@ UNION = ("translate", "pad_crop", "scale", "scale_pad", "rotate", "text_overlay"
 GT_CHANGING: dict[str, tuple[str, ...]] = {"translate": ("spatial", "count"), "rotate": ("spatial",)}
 
 _PAIR_KEY = ["model", "item_id", "method"]
+
+
+def label(perturbation: str) -> str:
+    """The table label of a perturbation (:data:`LABELS`); ``"any"`` is ``"Any (union)"``, others pass through."""
+    return "Any (union)" if perturbation == "any" else LABELS.get(perturbation, perturbation)
 
 
 def flip_pairs(pred: pd.DataFrame, perturbations: Sequence[str] | None = None) -> pd.DataFrame:

@@ -2,7 +2,8 @@
 
 Each check returns a :class:`~vlmrobust.stats.observations.Check`; ``reproduced``
 is ``None`` when the run holds no data to decide (e.g. no size ladder in the zoo).
-The rule of each check is stated in its ``check`` text and docstring.
+The rule of each check is stated in its ``check`` text and docstring. The inputs of
+finding (i) beside the tables: :func:`unflipped_drift` and :func:`control_quantiles`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import numpy as np
 import pandas as pd
 
 from ...stats.observations import Check, observations_table
+from .representation import control_values, with_flips
 
 __all__ = ["obs_i_disconnect", "obs_ii_overlays_most_disruptive", "obs_iii_overlay_drift_near_control",
-           "obs_iv_scale", "obs_v_errors_random_but_conservative", "same_answer_observations"]
+           "obs_iv_scale", "obs_v_errors_random_but_conservative", "same_answer_observations", "unflipped_drift",
+           "control_quantiles"]
 
 _GEOMETRIC = ("translate", "pad_crop", "scale", "scale_pad", "rotate")
 
@@ -120,3 +123,16 @@ def same_answer_observations(t1, kept, ctrl_q, t4, t5, t2, pope, shift, family: 
     return observations_table([obs_i_disconnect(t1, kept, ctrl_q), obs_ii_overlays_most_disruptive(t1),
                                obs_iii_overlay_drift_near_control(t4), obs_iv_scale(t5, family),
                                obs_v_errors_random_but_conservative(t2, pope, shift)])
+
+
+def unflipped_drift(probes: pd.DataFrame, pairs: pd.DataFrame, regime: str) -> pd.DataFrame:
+    """The ``kept`` input of :func:`obs_i_disconnect`: drift rows of ``regime`` whose instance keeps its answer
+    (``flip`` False; instances without a flip pair are left out), the cosine drift renamed ``d``."""
+    kept = with_flips(probes[probes["regime"] == regime], pairs)
+    return kept[kept["flip"] == False].rename(columns={"cos": "d"})  # noqa: E712 (a boolean column with NaN)
+
+
+def control_quantiles(probes: pd.DataFrame, regime: str, models, q: float = 0.05) -> dict[str, float]:
+    """The ``ctrl_q`` input of :func:`obs_i_disconnect`: per model, the ``q`` quantile (default the 5th
+    percentile) of its cosine control distances of ``regime``."""
+    return {m: float(np.quantile(control_values(probes, regime, "cos", model=m), q)) for m in models}

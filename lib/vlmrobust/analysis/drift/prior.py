@@ -10,7 +10,9 @@
   perturbation, and the rates of TP->FN and FN->TP (over clean positives'
   instances), TN->FP and FP->TN (over clean negatives'), with the counts;
 * :func:`margin_shift` - the margin of clean false positives under perturbation
-  (the paper's "avg. flip margin" is the mean perturbed margin of the FP -> TN flips).
+  (the paper's "avg. flip margin" is the mean perturbed margin of the FP -> TN flips);
+* :func:`yes_no_subset` - the yes/no items of an item table (the POPE stand-ins of the synthetic set);
+* :func:`drift_by_perturbation` - Fig. 11: the transitions beside mean drift and mean Dirichlet-energy change.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import numpy as np
 import pandas as pd
 
 from ...schema import CLEAN
+from .representation import invariance_table
 
-__all__ = ["yes_no_index", "pope_rows", "prior_summary", "pope_transitions", "margin_shift"]
+__all__ = ["yes_no_index", "pope_rows", "prior_summary", "pope_transitions", "margin_shift", "yes_no_subset",
+           "drift_by_perturbation"]
 
 
 def yes_no_index(options: Sequence[str]) -> tuple[int, int] | None:
@@ -97,3 +101,20 @@ def margin_shift(rows: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataF
                     "flip_margin": float(flips["margin_yes"].mean()) if len(flips) else np.nan})
     return pd.DataFrame(out, columns=list(by) + ["perturbation", "n_fp", "base_margin", "margin", "shift",
                                                  "share_to_no", "flip_margin"])
+
+
+def yes_no_subset(items: pd.DataFrame) -> pd.DataFrame:
+    """The items whose options are Yes and No (:func:`yes_no_index`), in their order, with a fresh index."""
+    ids = [r.item_id for r in items.itertuples() if yes_no_index(list(r.options)) is not None]
+    return items[items["item_id"].isin(ids)].reset_index(drop=True)
+
+
+def drift_by_perturbation(pope: pd.DataFrame, probes: pd.DataFrame, regime: str) -> pd.DataFrame:
+    """Fig. 11's table: :func:`pope_transitions` per model and perturbation joined (inner) to the mean drift of
+    ``regime`` (:func:`~vlmrobust.analysis.drift.representation.invariance_table`: ``cos_sim``, ``l2``) and the
+    mean Dirichlet-energy change ``dE`` of the vision-token grid, from the yes/no items' probe rows."""
+    key = ["model", "perturbation"]
+    drift = invariance_table(probes, [regime])
+    grid = probes[(probes["kind"] == "drift") & (probes["regime"] == "vision_grid")].groupby(
+        key)["d_energy"].mean().rename("dE").reset_index()
+    return pope.merge(drift, on=key).merge(grid, on=key)

@@ -19,7 +19,8 @@ or per pre-norm layer (``cos_layers``, ``l2_layers``).
 * :func:`layer_curves` - drift and control per pre-norm layer (the paper reads
   only the last layer);
 * :func:`noise_floor` - the floor beside the smallest mean drift of each regime;
-* :func:`bootstrap_means` - item-level bootstrap intervals of mean drift.
+* :func:`bootstrap_means` - item-level bootstrap intervals of mean drift;
+* :func:`invariance_cells` - Table 3 as the notebook shows it: per model, ``cos / L2`` cells.
 """
 
 from __future__ import annotations
@@ -30,10 +31,16 @@ import numpy as np
 import pandas as pd
 
 from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
-from .instability import UNION
+from .instability import UNION, label
 
 __all__ = ["cohens_d", "cohens_d_moments", "invariance_table", "control_values", "drift_vs_control",
-           "layer_curves", "noise_floor", "bootstrap_means", "with_flips"]
+           "layer_curves", "noise_floor", "bootstrap_means", "with_flips", "invariance_cells", "TABLE4_COLUMNS",
+           "TABLE7_COLUMNS"]
+
+#: The columns the notebook shows of Table 4 (drift as % of control, Cohen's d, interval) and Table 7 (L2).
+TABLE4_COLUMNS = ["model", "perturbation", "pct_mean", "pct_sd", "d", "mu_pert", "lo", "hi", "mu_ctrl", "n_pert",
+                  "n_ctrl"]
+TABLE7_COLUMNS = ["model", "perturbation", "mu_pert", "sd_pert", "mu_ctrl", "sd_ctrl", "d"]
 
 _METRICS = ("cos", "l2")
 
@@ -189,3 +196,18 @@ def with_flips(probes: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     key = ["model", "item_id", "perturbation", "level"]
     d = probes[probes["kind"] == "drift"]
     return d.merge(pairs[key + ["flip", "base_correct", "correct"]].drop_duplicates(key), on=key, how="left")
+
+
+def invariance_cells(t3: pd.DataFrame, regimes: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Table 3 for reading: per model (in ``t3``'s order), a perturbation-label x regime table of
+    ``"cos_sim / l2"`` strings (3 and 2 decimals), the columns the regimes of ``regimes`` present for it.
+
+    ``t3``: :func:`invariance_table`.
+    """
+    out = {}
+    for m, g in t3.groupby("model", sort=False):
+        cell = g.assign(v=[f"{c:.3f} / {v:.2f}" for c, v in zip(g.cos_sim, g.l2, strict=True)],
+                        perturbation=g.perturbation.map(label))
+        out[m] = cell.pivot_table(index="perturbation", columns="regime", values="v", aggfunc="first",
+                                  sort=False)[[r for r in regimes if r in set(g.regime)]]
+    return out
