@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 import torch
 from IPython.display import display
-from matplotlib.lines import Line2D
 
 from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
 from vlmrobust.analysis.escalation import ablation as escalation_ablation
+from vlmrobust.analysis.escalation import figures as escalation_figures
 from vlmrobust.analysis.escalation import fragility, taxonomy
 from vlmrobust.analysis.escalation import observations as escalation_checks
 from vlmrobust.analysis.escalation import rci as escalation
@@ -184,55 +184,17 @@ if len(ex):
     it = ex.iloc[0]
     img = data.load_image(it.image_ref)
     dep = data.load_depth(it.depth_ref) if HAS_DEPTH else None
-    shown = [f for f in esc.FILLS if f in compare_fills or f == fill]
-    cols = [("clean", None, 0)] + ([("sky band 100 %", "sky", 4)] if HAS_DEPTH else []) + [
-        (f"{d} 0.4", d, 2) for d in ("topdown", "bottomup", "leftright")]
-    fig, axes = plt.subplots(len(shown), len(cols), figsize=(1.7 * len(cols), 1.85 * len(shown)), squeeze=False)
-    for r, f in enumerate(shown):
-        for c, (title, what, lv) in enumerate(cols):
-            if what is None:
-                im = img
-            elif what == "sky":
-                im = corrupt.apply(img, esc.control_name(f), lv, depth=dep)
-            else:
-                im = corrupt.apply(img, esc.traversal_name(what, f), lv)
-            axes[r, c].imshow(im)
-            figures.image_axes(axes[r, c], title if r == 0 else None)
-        axes[r, 0].set_ylabel(f, fontsize=9)
-    fig.suptitle(f"traversal fills on one scene ({it.task}: {it.question})", fontsize=9)
-    fig.tight_layout()
+    fig = escalation_figures.fill_examples(img, dep, [f for f in esc.FILLS if f in compare_fills or f == fill],
+                                           f"traversal fills on one scene ({it.task}: {it.question})")
     figures.save(fig, NB_ID, "traversal-fills")
     plt.show()
 
 ground = pred[pred.scene == "ground"]
-fill_rows = []
-for f in compare_fills:
-    names = {"sky band": esc.control_name(f)} if CONTROL else {}
-    names.update({f"{esc.DIRECTION_LABELS[d]}": esc.traversal_name(d, f) for d in esc.DIRECTIONS})
-    for label, name in names.items():
-        sub = ground[ground.perturbation == name]
-        for lv, g in sub.groupby("level"):
-            share = esc.SKY_BAND_SHARES[lv - 1] if label == "sky band" else esc.TRAVERSAL_SHARES[lv - 1]
-            fill_rows.append({"fill": f, "condition": f"{label} {share:g}", **g.groupby("model").correct.mean()})
-fill_table = pd.DataFrame(fill_rows)
+fill_table = fragility.fill_comparison(ground, compare_fills, MODELS, control=bool(CONTROL))
 if len(fill_table):
-    clean_acc = ground[ground.perturbation == "clean"].groupby("model").correct.mean()
-    fill_table = pd.concat([pd.DataFrame([{"fill": "—", "condition": "clean", **clean_acc}]), fill_table],
-                           ignore_index=True)
-    fill_table["mean"] = fill_table[MODELS].mean(axis=1)
     display(fill_table.set_index(["fill", "condition"]).round(3))
-    ctrl = fill_table[fill_table.condition.str.startswith("sky band")]
-    if len(ctrl):
-        fig, ax = plt.subplots(figsize=(6.4, 2.8))
-        x = np.arange(len(ctrl))
-        w = 0.8 / len(MODELS)
-        for i, m in enumerate(MODELS):
-            ax.bar(x + (i - (len(MODELS) - 1) / 2) * w, clean_acc[m] - ctrl[m], w, color=COLORS[m], label=m)
-        ax.set_xticks(x, [f"{f}\n{c}" for f, c in zip(ctrl.fill, ctrl.condition, strict=True)], fontsize=7)
-        ax.set(ylabel="clean − control accuracy", title="what the fill costs when it removes only sky")
-        ax.axhline(0, color="k", lw=0.6)
-        ax.legend(fontsize=6, ncols=2)
-        fig.tight_layout()
+    if fill_table.condition.str.startswith("sky band").any():
+        fig = escalation_figures.sky_control_cost(fill_table, MODELS, COLORS)
         figures.save(fig, NB_ID, "sky-control-fill-cost")
         plt.show()
 
@@ -257,7 +219,7 @@ if len(fill_table):
 # * $H$ is the normalised entropy of the *predicted option index* over the group's items (no model probability
 #   enters), divided by $\log K_{max}$ with $K_{max}$ the largest $K$ in the group (yes/no items beside four-option
 #   items: the letters range over four values);
-# * ECE uses 10 equal-width bins on the confidence $\max_k p_k$, as `metrics.calibration.ece`;
+# * ECE uses 10 equal-width bins on the confidence $\max_k p_k$, as `vlmrobust.stats.calibration.ece`;
 # * $\mathcal D_{fail}$ is read **jointly** (the share of clean-correct items that turn wrong, per failure class
 #   $f$); the conditional reading $\sum_f w_f P(f \mid \text{flip})$ equals 1 whenever any flip exists with uniform
 #   $w_f = 1$ (shown below), so it is only an option (`fail_reading`);
@@ -322,12 +284,7 @@ states = escalation.trci_states(cells, TRAV, fail=fail_reading, eps=epsilon)
 tres = escalation.trci(states, trci_weights)
 display(tres.directions.pivot_table(index=["model", "group"], columns="direction", values="T_RCI",
                                     observed=True).round(3))
-offset = escalation.spatial_offset(states, trci_weights)
-no_spatial = escalation.trci(states, escalation_ablation.TRCI_SCHEMES["no-spatial"]).units
-spatial_table = tres.units[[*UNIT, "T_mu"]].merge(
-    offset.groupby(list(UNIT), observed=True)["offset"].mean().reset_index(), on=list(UNIT)).merge(
-    no_spatial[[*UNIT, "T_mu"]].rename(columns={"T_mu": "T_mu_no_spatial"}), on=list(UNIT))
-spatial_table["T_mu_minus_offset"] = spatial_table["T_mu"] - spatial_table["offset"]
+spatial_table = escalation_ablation.spatial_table(states, tres, trci_weights)
 display(spatial_table.round(4))
 print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI "
       f"(alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
@@ -342,9 +299,7 @@ print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.
 
 # %%
 t1 = escalation.table_i(rci, tres, ladders)
-t1_show = t1.copy()
-for c in ("A_CL", "A_CR", "A_T"):
-    t1_show[c] = 100 * t1_show[c]
+t1_show = t1.assign(**{c: 100 * t1[c] for c in ("A_CL", "A_CR", "A_T")})  # accuracies in %
 with pd.option_context("display.float_format", "{:.3f}".format):
     display(t1_show.sort_values(["group", "model"]).set_index(["group", "model"]))
 assert (t1.T_max >= t1.W_T - 1e-12).all() and (t1.W_T >= t1.T_mu - 1e-12).all()
@@ -357,23 +312,7 @@ assert (t1.T_max >= t1.W_T - 1e-12).all() and (t1.W_T >= t1.T_mu - 1e-12).all()
 # that no other point beats on both axes (higher accuracy *and* lower index).
 
 # %%
-MARKERS = dict(zip(sorted(t1.group.unique()), "osD^vP*Xh", strict=False))
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.9))
-for ax, (acc, idx, title) in zip(axes, [("A_CR", "RCI_mu", "corruption (ladders)"),
-                                        ("A_T", "T_mu", "traversal")], strict=True):
-    t = t1.dropna(subset=[acc, idx])
-    front = escalation.pareto_front(t[acc], t[idx])
-    for (m, g), r in t.set_index(["model", "group"]).iterrows():
-        ax.scatter(100 * r[acc], r[idx], color=COLORS[m], marker=MARKERS[g], s=42, alpha=0.9)
-    f = t[front].sort_values(acc)
-    ax.scatter(100 * f[acc], f[idx], facecolors="none", edgecolors="k", s=110, lw=1.2)
-    ax.step(100 * f[acc], f[idx], where="pre", color="k", lw=0.8, ls="--")  # the edge of the dominated region
-    ax.set(xlabel=f"{acc} (%)", ylabel=idx.replace("_mu", " μ").replace("RCI", "RCI"), title=f"Pareto map: {title}")
-handles = [Line2D([], [], color=COLORS[m], marker="o", ls="", label=m) for m in MODELS]
-handles += [Line2D([], [], color="0.4", marker=mk, ls="", label=g) for g, mk in MARKERS.items()]
-handles += [Line2D([], [], color="k", ls="--", marker="o", mfc="none", label="Pareto frontier")]
-fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
-fig.tight_layout()
+fig = escalation_figures.pareto_maps(t1, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig3-pareto-maps")
 plt.show()
 
@@ -387,31 +326,8 @@ plt.show()
 # %%
 cells_m = escalation.cell_stats(pred, ("model",), perturbations=list(TRAV.values()))
 curves_m = fragility.fragility_curves(cells_m, list(TRAV.values()))
-ev_known = EV[EV.perturbation.isin(TRAV.values()) & (EV.evidence != "n/a")]  # items with synthetic geometry
-ev_share = (ev_known.assign(hit=lambda e: e.evidence.isin(["removed", "partial"]))
-            .groupby(["perturbation", "level"]).hit.mean())
-fig, axes = plt.subplots(1, len(TRAV), figsize=(3.0 * len(TRAV), 2.9), sharey=True, squeeze=False)
-for ax, (d, name) in zip(axes[0], TRAV.items(), strict=True):
-    for m in MODELS:
-        c = curves_m[(curves_m.model == m) & (curves_m.perturbation == name)]
-        ax.plot([0.0, *[SHARE[lv] for lv in c.level[1:]]], c.accuracy, "-o", ms=3, color=COLORS[m], label=m)
-    ax.set(title=f"{d} ({name})", xlabel="share removed s", ylim=(0, 1.02), xticks=[0, 0.2, 0.4, 0.6, 0.8])
-    ax.title.set_fontsize(8)
-    if (name, levels[0]) in ev_share.index:
-        ax2 = ax.twinx()
-        ax2.plot([0.0, *[SHARE[lv] for lv in levels]], [0.0, *[ev_share.get((name, lv), np.nan) for lv in levels]],
-                 "--", color="0.5", lw=1.2)
-        ax2.set_ylim(0, 1.02)
-        ax2.grid(False)
-        ax2.tick_params(labelsize=7, colors="0.4")
-        if d == list(TRAV)[-1]:
-            ax2.set_ylabel("evidence removed or cut", color="0.4", fontsize=8)
-axes[0, 0].set_ylabel("accuracy")
-handles = [Line2D([], [], color=COLORS[m], marker="o", ms=3, label=m) for m in MODELS]
-handles.append(Line2D([], [], color="0.5", ls="--", label="items with evidence removed or cut (right axis)"))
-fig.legend(handles=handles, loc="lower center", ncols=min(8, len(handles)), bbox_to_anchor=(0.5, -0.06),
-           fontsize=7)
-fig.tight_layout(rect=(0, 0.06, 1, 1))
+ev_share = fragility.evidence_lost_share(EV, list(TRAV.values()))  # items with synthetic geometry
+fig = escalation_figures.accuracy_vs_share(curves_m, ev_share, TRAV, SHARE, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig5-accuracy-vs-share-removed")
 plt.show()
 
@@ -428,38 +344,11 @@ plt.show()
 cells_all = escalation.cell_stats(pred, ("model",), perturbations=[*ladders, *TRAV.values()])
 curves = fragility.fragility_curves(cells_all, [*ladders, *TRAV.values()])
 regimes = fragility.curve_regimes(curves, stable_min=stable_min, severe_below=severe_below, tol=monotone_tol)
-REG_MARK = {"stable": "o", "progressive": "s", "severe": "X", "undefined": "."}
-perts = [*ladders, *TRAV.values()]
-ncol = 4
-nrow = int(np.ceil(len(perts) / ncol))
-fig, axes = plt.subplots(nrow, ncol, figsize=(3.0 * ncol, 2.5 * nrow), sharey=True, squeeze=False)
-for ax, p in zip(axes.flat, perts, strict=False):
-    for m in MODELS:
-        c = curves[(curves.model == m) & (curves.perturbation == p)]
-        rg = regimes[(regimes.model == m) & (regimes.perturbation == p)].iloc[0]
-        ax.plot(c.level, c.accuracy, "--" if rg.non_monotone else "-", color=COLORS[m], lw=1.2)
-        ax.plot(c.level.iloc[-1], c.accuracy.iloc[-1], REG_MARK[str(rg.regime)], color=COLORS[m], ms=6)
-    ax.set(title=p, xlabel="level", ylim=(0, 1.02), xticks=[0, *levels])
-    ax.title.set_fontsize(8)
-    rp = regimes[regimes.perturbation == p]
-    counts = rp.regime.astype(str).value_counts()
-    ax.text(0.98, 0.97, "\n".join(f"{k} {counts.get(k, 0)}" for k in ("stable", "progressive", "severe"))
-            + f"\nnon-monotone {int(rp.non_monotone.sum())}", transform=ax.transAxes, ha="right", va="top",
-            fontsize=6, color="0.25")
-for ax in axes.flat[len(perts):]:
-    ax.axis("off")
-for r in range(nrow):
-    axes[r, 0].set_ylabel("accuracy")
-handles = [Line2D([], [], color=COLORS[m], label=m) for m in MODELS]
-handles += [Line2D([], [], color="0.3", marker=mk, ls="", label=k) for k, mk in REG_MARK.items() if k != "undefined"]
-handles += [Line2D([], [], color="0.3", ls="--", label="non-monotone")]
-fig.legend(handles=handles, loc="lower center", ncols=min(6, len(handles)), bbox_to_anchor=(0.5, -0.05), fontsize=7)
-fig.tight_layout(rect=(0, 0.05, 1, 1))
+fig = escalation_figures.fragility_panels(curves, regimes, [*ladders, *TRAV.values()], levels, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig6-fragility-curves")
 plt.show()
 regimes["kind"] = np.where(regimes.perturbation.isin(TRAV.values()), "traversal", "ladder")
-display(pd.crosstab([regimes.kind, regimes.perturbation], regimes.regime).assign(
-    non_monotone=regimes.groupby(["kind", "perturbation"]).non_monotone.sum()))
+display(fragility.regime_counts(regimes))
 
 # %% [markdown]
 # ### Directional fragility heatmap
@@ -471,26 +360,7 @@ display(pd.crosstab([regimes.kind, regimes.perturbation], regimes.regime).assign
 dirs_all = escalation.trci(escalation.trci_states(cells_m, TRAV, fail=fail_reading, eps=epsilon),
                            trci_weights).directions.assign(group="all items")
 heat = pd.concat([tres.directions, dirs_all], ignore_index=True)
-panels = [*sorted(t1.group.unique()), "all items"]
-vmin, vmax = np.nanmin(heat.T_RCI), np.nanmax(heat.T_RCI)
-fig, axes = plt.subplots(1, len(panels), figsize=(2.3 * len(panels) + 1, 0.35 * len(MODELS) + 1.4), squeeze=False)
-for ax, g in zip(axes[0], panels, strict=True):
-    h = heat[heat.group == g].pivot_table(index="model", columns="direction", values="T_RCI", observed=False)
-    h = h.reindex(index=MODELS, columns=list(TRAV))
-    im = ax.imshow(h.to_numpy(), cmap="magma_r", vmin=vmin, vmax=vmax, aspect="auto")
-    for i in range(h.shape[0]):
-        row = h.to_numpy()[i]
-        for j in range(h.shape[1]):
-            if np.isfinite(row[j]):
-                ax.text(j, i, f"{row[j]:.2f}", ha="center", va="center", fontsize=6,
-                        color="w" if row[j] > (vmin + vmax) / 2 else "k")
-        if np.isfinite(row).any():
-            ax.add_patch(plt.Rectangle((np.nanargmax(row) - 0.5, i - 0.5), 1, 1, fill=False, ec="#0072B2", lw=1.5))
-    ax.set_xticks(range(len(TRAV)), list(TRAV))
-    ax.set_yticks(range(len(MODELS)), MODELS if g == panels[0] else [""] * len(MODELS), fontsize=7)
-    ax.set_title(g, fontsize=9)
-    ax.grid(False)
-fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="T-RCI(r)")
+fig = escalation_figures.directional_heatmap(heat, [*sorted(t1.group.unique()), "all items"], list(TRAV), MODELS)
 figures.save(fig, NB_ID, "directional-fragility-heatmap")
 plt.show()
 
@@ -515,14 +385,12 @@ if len(g_items):
     ev_g = EV[EV.item_id.isin(g_items) & EV.perturbation.isin(TRAV.values())]
     gt_check = escalation_checks.check_bottomup_hurts_more(states_g, ev_g)
     display(states_g.pivot_table(index="model", columns=["direction", "level"], values="A", observed=True).round(2))
-    by_ev = pg[pg.perturbation.isin(TRAV.values())].merge(ev_g[["item_id", "perturbation", "level", "evidence",
-                                                               "direction"]], on=["item_id", "perturbation", "level"])
-    display(by_ev.pivot_table(index="direction", columns="evidence", values="correct", aggfunc="mean").round(3)
-            .join(by_ev.groupby("direction").size().rename("n")))
+    by_ev = escalation_checks.accuracy_by_evidence(pg[pg.perturbation.isin(TRAV.values())], ev_g)
+    display(by_ev.round(3))
     display(ev_g.groupby(["direction", "level"]).target_removed.mean().unstack().round(3)
             .rename_axis(columns="mean share of the target's box removed, by level"))
     print(f"{gt_check.check}\n  -> {gt_check.measured}\n  -> holds: {gt_check.reproduced}")
-    intact = by_ev[by_ev.evidence == "intact"].groupby("direction").correct.mean()
+    intact = by_ev["intact"].dropna() if "intact" in by_ev else by_ev.iloc[:0, 0]
     if {"TD", "BU"} <= set(intact.index):
         print(f"with the evidence intact, accuracy is {intact['TD']:.3f} under top-down and {intact['BU']:.3f} under "
               f"bottom-up (clean {pg[pg.perturbation == 'clean'].correct.mean():.3f}): what the {fill!r} band costs "
@@ -547,34 +415,10 @@ else:
 trav_fails = classified[classified.perturbation.isin(TRAV.values())]
 cls_counts = taxonomy.taxonomy_counts(trav_fails, ("model",))
 if len(cls_counts):
-    share = cls_counts.pivot_table(index="model", columns="class", values="share", observed=False).reindex(
-        index=[m for m in MODELS if m in set(cls_counts.model)], columns=list(taxonomy.CLASSES)).fillna(0.0)
-    fig, ax = plt.subplots(figsize=(5.6, 0.35 * len(share) + 1.3))
-    im = ax.imshow(share.to_numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    for i in range(share.shape[0]):
-        for j in range(share.shape[1]):
-            ax.text(j, i, f"{share.iloc[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                    color="w" if share.iloc[i, j] > 0.5 else "k")
-    ax.set_xticks(range(share.shape[1]), share.columns)
-    ax.set_yticks(range(share.shape[0]), share.index, fontsize=7)
-    ax.grid(False)
-    ax.set_title(f"Fig. 4 · traversal-induced failures by class ({len(trav_fails):,} failures)", fontsize=9)
-    fig.colorbar(im, ax=ax, shrink=0.8, label="share of the model's failures")
+    fig = escalation_figures.failure_class_heatmap(cls_counts, MODELS, len(trav_fails))
     figures.save(fig, NB_ID, "fig4-failure-taxonomy-heatmap")
     plt.show()
-
-    sub = taxonomy.taxonomy_counts(trav_fails, (), level="subtype")
-    sub = sub[sub.n > 0].iloc[::-1]
-    cls_color = dict(zip(taxonomy.CLASSES, figures.PALETTE, strict=False))
-    fig, ax = plt.subplots(figsize=(6.4, 0.2 * len(sub) + 1.0))
-    ax.barh(np.arange(len(sub)), sub.n, color=[cls_color[str(c)] for c in sub["class"]])
-    ax.set_yticks(np.arange(len(sub)), [str(s) for s in sub.subtype], fontsize=7)
-    for i, n in enumerate(sub.n):
-        ax.text(n, i, f" {n}", va="center", fontsize=6)
-    ax.legend(handles=[Line2D([], [], color=cls_color[c], lw=6, label=c) for c in taxonomy.CLASSES
-                       if c in set(sub["class"].astype(str))], fontsize=7, loc="lower right")
-    ax.set(xlabel="failures (all models, directions and states)", title="Fig. 8 · fine-grained failure subtypes")
-    fig.tight_layout()
+    fig = escalation_figures.failure_subtypes(taxonomy.taxonomy_counts(trav_fails, (), level="subtype"))
     figures.save(fig, NB_ID, "fig8-failure-subtypes")
     plt.show()
     known = trav_fails[trav_fails.evidence != "n/a"]
@@ -609,21 +453,7 @@ display(rho_trci.round(3).rename_axis("T_mu"))
 max_resid = float(np.nanmax(np.abs(resid.residual))) if len(resid) else float("nan")
 print(f"Spearman rho (equal, no-spatial) = {rho_trci.loc['equal', 'no-spatial']:.6f}; largest residual of "
       f"T_equal − (4/5 T_no-spatial + offset): {max_resid:.1e}")
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-rho_all = np.concatenate([rho_rci.to_numpy().ravel(), rho_trci.to_numpy().ravel()])
-rho_lo = min(0.5, float(np.min(rho_all[np.isfinite(rho_all)]))) if np.isfinite(rho_all).any() else 0.5
-for ax, (rho, title) in zip(axes, [(rho_rci, "RCI_mu"), (rho_trci, "T_mu")], strict=True):
-    ax.imshow(rho.to_numpy(), cmap="viridis", vmin=rho_lo, vmax=1)
-    for i in range(len(rho)):
-        for j in range(len(rho)):
-            v = rho.iloc[i, j]
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                    color="k" if np.isfinite(v) and v > rho_lo + 0.6 * (1 - rho_lo) else "w")
-    ax.set_xticks(range(len(rho)), rho.columns, rotation=35, ha="right", fontsize=7)
-    ax.set_yticks(range(len(rho)), rho.index, fontsize=7)
-    ax.grid(False)
-    ax.set_title(f"Spearman ρ between weightings: {title}", fontsize=9)
-fig.tight_layout()
+fig = escalation_figures.rank_correlation_heatmaps(rho_rci, rho_trci)
 figures.save(fig, NB_ID, "weighting-ablation-rank-correlations")
 plt.show()
 
@@ -642,36 +472,9 @@ lat = fragility.latent_instability(pred, list(TRAV.values()))
 warn = fragility.early_warnings(lat, threshold=warn_threshold)
 warn_sum = fragility.warning_summary(warn)
 display(warn_sum.round(3))
-warned = warn[warn.warned_before_flip].merge(items[["item_id", "task"]], on="item_id")
-picked, seen_tasks = [], set()
-for _, w in warned.sort_values(["lead", "model", "item_id"], ascending=[False, True, True]).iterrows():
-    if w.task not in seen_tasks and w.model not in {p.model for p in picked}:
-        picked.append(w)
-        seen_tasks.add(w.task)
-ex_w = pd.DataFrame(picked).head(6)
+ex_w = fragility.warning_examples(warn, items, n=6)
 if len(ex_w):
-    ncol = min(3, len(ex_w))
-    nrow = int(np.ceil(len(ex_w) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.7 * nrow), sharey=True, squeeze=False)
-    for ax in axes.flat[len(ex_w):]:
-        ax.axis("off")
-    for ax, w in zip(axes.flat, ex_w.itertuples(), strict=False):
-        tr = lat[(lat.model == w.model) & (lat.item_id == w.item_id)
-                 & lat.perturbation.isin(["clean", w.perturbation])].sort_values("level")
-        s = [0.0 if lv == 0 else SHARE[lv] for lv in tr.level]
-        ax.plot(s, tr.p_correct, "-o", ms=3, color=COLORS[w.model], label="p(correct)")
-        ax.plot(s, tr.margin, ":", color="0.4", label="margin")
-        ax.axhline(0, color="k", lw=0.5)
-        ax.axvline(SHARE[int(w.warn_level)], color="#E69F00", lw=1, label="warning")
-        ax.axvline(SHARE[int(w.flip_level)], color="#D55E00", lw=1, ls="--", label="flip")
-        d = {v: k for k, v in TRAV.items()}[w.perturbation]
-        ax.set(title=f"{w.model} · {w.item_id.split('-', 2)[-1]} · {d}", xlabel="share removed", ylim=(-1.05, 1.05))
-        ax.title.set_fontsize(7)
-    for r in range(nrow):
-        axes[r, 0].set_ylabel("probability")
-    axes[0, 0].legend(fontsize=6, loc="lower left")
-    fig.suptitle("Fig. 7 · the correct option loses probability before the answer flips", fontsize=9)
-    fig.tight_layout()
+    fig = escalation_figures.latent_instability_examples(lat, ex_w, TRAV, SHARE, COLORS)
     figures.save(fig, NB_ID, "fig7-latent-instability")
     plt.show()
 

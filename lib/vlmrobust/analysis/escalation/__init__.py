@@ -5,5 +5,6 @@
 * :mod:`.ablation` — the weighting ablation and its rank correlations (§II-F);
 * :mod:`.fragility` — fragility curves, regimes and latent instability (§IV-C, §V, §VI);
 * :mod:`.taxonomy` — the failure taxonomy (§II-H, §VII);
-* :mod:`.observations` — the paper's observations checked on a run.
+* :mod:`.observations` — the paper's observations checked on a run;
+* :mod:`.figures` — the notebook's figures (Figs. 3–8, the fill figures and the heatmaps), from its small tables.
 """

@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .rci import rci, spatial_offset, trci
+from .rci import TRCIResult, rci, spatial_offset, trci
 
-__all__ = ["heavy", "RCI_SCHEMES", "TRCI_SCHEMES", "ablation_scores", "rank_correlations", "affine_residual"]
+__all__ = ["heavy", "RCI_SCHEMES", "TRCI_SCHEMES", "ablation_scores", "rank_correlations", "affine_residual",
+           "spatial_table"]
 
 
 def heavy(n_terms: int, index: int | None) -> tuple[float, ...]:
@@ -97,4 +98,20 @@ def affine_residual(states: pd.DataFrame, gammas=None) -> pd.DataFrame:
     out = eq[[*keys, "T_RCI"]].rename(columns={"T_RCI": "T_equal"}).merge(
         ns[[*keys, "T_RCI"]].rename(columns={"T_RCI": "T_no_spatial"}), on=keys).merge(off, on=keys)
     out["residual"] = out["T_equal"] - (0.8 * out["T_no_spatial"] + out["offset"])
+    return out
+
+
+def spatial_table(states: pd.DataFrame, result: TRCIResult,
+                  alphas: Sequence[float] = (0.2, 0.2, 0.2, 0.2, 0.2)) -> pd.DataFrame:
+    """Per unit: ``T_mu`` of ``result`` (:func:`~vlmrobust.analysis.escalation.rci.trci` of ``states`` with
+    ``alphas``), the mean over directions of the :math:`\\mathcal D_{spatial}` ``offset``
+    (:func:`~vlmrobust.analysis.escalation.rci.spatial_offset`), ``T_mu_no_spatial`` (the *no-spatial*
+    scheme) and ``T_mu_minus_offset``: what the model-independent term adds to every T-RCI (§II-F)."""
+    unit = list(states.attrs.get("unit", ()))
+    offset = spatial_offset(states, alphas)
+    no_spatial = trci(states, TRCI_SCHEMES["no-spatial"]).units
+    out = result.units[[*unit, "T_mu"]].merge(
+        offset.groupby(unit, observed=True)["offset"].mean().reset_index(), on=unit).merge(
+        no_spatial[[*unit, "T_mu"]].rename(columns={"T_mu": "T_mu_no_spatial"}), on=unit)
+    out["T_mu_minus_offset"] = out["T_mu"] - out["offset"]
     return out

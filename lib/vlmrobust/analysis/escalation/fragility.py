@@ -21,7 +21,11 @@ here is the item's own option distribution: :math:`D_{conf}(s_k) = 1 - p_y(s_k) 
 the probability margin :math:`m = p_y - \max_{j \ne y} p_j` (positive exactly while the answer is right,
 ties aside). For a clean-correct item along one perturbation's levels, a **warning** is the first level at
 which :math:`D_{conf} \ge` ``threshold`` while the answer is still right; it comes *before the flip* when
-the answer later turns wrong (:func:`early_warnings`).
+the answer later turns wrong (:func:`early_warnings`); :func:`warning_examples` picks the items of Fig. 7.
+
+**Tables behind the figures.** :func:`fill_comparison` is the accuracy on ground-plane scenes clean, under
+the sky-only control and under each traversal fill (the fill is left open by §II-D2); :func:`evidence_lost_share`
+is the ground-truth curve of Fig. 5, the share of items whose evidence a traversal state removed or cut.
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ...corrupt import escalation as esc
 from ...schema import CLEAN
 from ...stats.grouped import as_cols
 from ..ras.pairs import probs_matrix
 
 __all__ = ["REGIMES", "fragility_curves", "curve_regimes", "latent_instability", "early_warnings",
-           "warning_summary"]
+           "warning_summary", "warning_examples", "fill_comparison", "evidence_lost_share", "regime_counts"]
 
 REGIMES = ("stable", "progressive", "severe", "undefined")
 
@@ -176,3 +181,56 @@ def warning_summary(warnings: pd.DataFrame, by: str | Sequence[str] = ("model",)
     never = out["n_traj"] - out["n_flip"]
     out["false_alarm_share"] = np.where(never > 0, out["n_false_alarm"] / never.where(never > 0, 1), np.nan)
     return out
+
+
+def warning_examples(warnings: pd.DataFrame, items: pd.DataFrame, n: int = 6) -> pd.DataFrame:
+    """Up to ``n`` rows of :func:`early_warnings` that warned before the flip, for Fig. 7: longest lead
+    first (ties by model, then item), at most one per task family and one per model."""
+    warned = warnings[warnings.warned_before_flip].merge(items[["item_id", "task"]], on="item_id")
+    picked, seen_tasks = [], set()
+    for _, w in warned.sort_values(["lead", "model", "item_id"], ascending=[False, True, True]).iterrows():
+        if w.task not in seen_tasks and w.model not in {p.model for p in picked}:
+            picked.append(w)
+            seen_tasks.add(w.task)
+    return pd.DataFrame(picked).head(n)
+
+
+def fill_comparison(pred: pd.DataFrame, fills: Sequence[str], models: Sequence[str], *,
+                    control: bool = True) -> pd.DataFrame:
+    """Accuracy per model of the rows of ``pred`` (the notebook passes the ground-plane scenes) clean and,
+    per fill of ``fills``, under the sky-only control (when ``control``) and under each traversal direction,
+    one row per condition at each level present, named ``"<label> <share>"`` (``"sky band 0.25"``,
+    ``"TD 0.2"``). Columns ``fill``, ``condition``, one per model and their ``mean``; the ``clean`` row
+    comes first (fill ``"—"``). No row at all: an empty frame."""
+    fill_rows = []
+    for f in fills:
+        names = {"sky band": esc.control_name(f)} if control else {}
+        names.update({f"{esc.DIRECTION_LABELS[d]}": esc.traversal_name(d, f) for d in esc.DIRECTIONS})
+        for label, name in names.items():
+            sub = pred[pred.perturbation == name]
+            for lv, g in sub.groupby("level"):
+                share = esc.SKY_BAND_SHARES[lv - 1] if label == "sky band" else esc.TRAVERSAL_SHARES[lv - 1]
+                fill_rows.append({"fill": f, "condition": f"{label} {share:g}", **g.groupby("model").correct.mean()})
+    fill_table = pd.DataFrame(fill_rows)
+    if len(fill_table):
+        clean_acc = pred[pred.perturbation == "clean"].groupby("model").correct.mean()
+        fill_table = pd.concat([pd.DataFrame([{"fill": "—", "condition": "clean", **clean_acc}]), fill_table],
+                               ignore_index=True)
+        fill_table["mean"] = fill_table[list(models)].mean(axis=1)
+    return fill_table
+
+
+def evidence_lost_share(evidence: pd.DataFrame, perturbations: Sequence[str]) -> pd.Series:
+    """Per (perturbation, level) of ``perturbations``: the share of the items with synthetic geometry
+    (evidence not ``n/a``; :func:`vlmrobust.corrupt.evidence.evidence_table`) whose evidence was removed or
+    cut (Fig. 5's ground-truth curve)."""
+    ev_known = evidence[evidence.perturbation.isin(perturbations) & (evidence.evidence != "n/a")]
+    return (ev_known.assign(hit=lambda e: e.evidence.isin(["removed", "partial"]))
+            .groupby(["perturbation", "level"]).hit.mean())
+
+
+def regime_counts(regimes: pd.DataFrame) -> pd.DataFrame:
+    """Per ``kind`` (a column the caller adds: ladder or traversal) × perturbation of :func:`curve_regimes`:
+    how many curves fall in each regime, and how many are ``non_monotone``."""
+    return pd.crosstab([regimes.kind, regimes.perturbation], regimes.regime).assign(
+        non_monotone=regimes.groupby(["kind", "perturbation"]).non_monotone.sum())

@@ -14,7 +14,7 @@ from ...stats.observations import Check
 
 __all__ = ["obs_similar_accuracy_different_index", "obs_clean_not_robust", "obs_direction_dependence",
            "obs_three_regimes", "obs_non_monotone", "obs_weighting_insensitive", "obs_no_spatial_rho",
-           "obs_latent_before_flip", "check_bottomup_hurts_more"]
+           "obs_latent_before_flip", "check_bottomup_hurts_more", "accuracy_by_evidence"]
 
 
 def _label(row: pd.Series, unit: list[str]) -> str:
@@ -171,3 +171,14 @@ def check_bottomup_hurts_more(states: pd.DataFrame, evidence: pd.DataFrame, mode
         f"{int(worse.sum())} of {len(worse)} models (mean BU {acc[bu].mean():.3f} vs TD {acc[td].mean():.3f})",
         bool(ev_ok and worse.all()))
 
+
+
+def accuracy_by_evidence(pred: pd.DataFrame, evidence: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy per traversal ``direction`` (rows) and evidence state (columns: ``intact``, ``partial``,
+    ``removed``, ...), with ``n`` rows per direction: the rows of ``pred`` joined to the ``evidence`` table of
+    the same items and conditions (with a ``direction`` column), as the ground-truth check reads them.
+    Accuracy with the evidence intact is what the fill costs by itself."""
+    by_ev = pred.merge(evidence[["item_id", "perturbation", "level", "evidence", "direction"]],
+                       on=["item_id", "perturbation", "level"])
+    return (by_ev.pivot_table(index="direction", columns="evidence", values="correct", aggfunc="mean")
+            .join(by_ev.groupby("direction").size().rename("n")))

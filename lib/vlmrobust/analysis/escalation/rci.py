@@ -59,7 +59,7 @@ state (the paper's rows satisfy :math:`T_{max} \ge W_T \ge T_\mu` only under tha
 worst direction (largest :math:`\mathrm{TRCI}(r)`, ties to the first direction given) and ``W_T`` its
 T-RCI. :func:`pareto_front` marks the frontier of Fig. 3.
 
-The one pass over the predictions rows is :func:`cell_stats` (module ``_escalation_cells``: factorisations
+The one pass over the predictions rows is :func:`cell_stats` (module ``cells``: factorisations
 and ``bincount``s); everything here works on its cells. The weighting ablation of §II-F is
 :mod:`vlmrobust.analysis.escalation.ablation`, the fragility regimes and the latent instability of §VI are
 :mod:`vlmrobust.analysis.escalation.fragility`, the failure taxonomy of §II-H is :mod:`vlmrobust.analysis.escalation.taxonomy`.
