@@ -29,12 +29,13 @@ import numpy as np
 import pandas as pd
 import torch
 from IPython.display import display
-from matplotlib.patches import Patch
 
 from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep, synth
 from vlmrobust.analysis.visibility import blind_spot as vis
+from vlmrobust.analysis.visibility import figures as vfig
 from vlmrobust.analysis.visibility import observations as vobs
 from vlmrobust.analysis.visibility import readouts as vread
+from vlmrobust.analysis.visibility import tables as vtab
 from vlmrobust.models import zoo
 from vlmrobust.models.prompts import CONFIDENCE_WORDINGS, TEMPLATES
 from vlmrobust.synth import visibility as scenes_mod
@@ -196,46 +197,8 @@ print(f"prompt template {tpl_t2!r} ({TEMPLATES[tpl_t2].source})")
 
 # %%
 sc0 = SCENES_RAW.iloc[0]
-img0, dep0 = data.load_image(sc0.image_ref), data.load_depth(sc0.depth_ref)
-show_levels = [1, 3, 5, 6, 7, 8]
-rows = [("fog", "fog_physical+box", show_levels), ("water", "underwater+box", show_levels),
-        ("ImageNet-C fog", "fog+box", [1, 2, 3, 4, 5]),
-        ("controls", None, ["sky_only_fog+box", "sky_only_water+box", "blank+box", "shuffled"])]
-fig, axes = plt.subplots(len(rows) + 1, 6, figsize=(8.4, 1.6 * (len(rows) + 1)))
-top = [("clean", img0), ("depth (m)", None)]
-for i, (title, im) in enumerate(top):
-    ax = axes[0, i]
-    if im is None:
-        shown = ax.imshow(np.where(np.isfinite(dep0), dep0, np.nan), cmap="viridis")
-        fig.colorbar(shown, ax=ax, fraction=0.046)
-    else:
-        ax.imshow(im)
-    figures.image_axes(ax, title)
-for i, v in enumerate([62.5, 7.8125]):
-    ax = axes[0, 2 + i]
-    ax.imshow(corrupt.transmittance(dep0, v), vmin=0, vmax=1, cmap="gray")
-    figures.image_axes(ax, f"t at V = {v:g} m")
-for ax in axes[0, 4:]:
-    ax.axis("off")
-shuffled_img = data.load_image(SHUFFLED.image_ref[0])
-for r, (label, name, cols) in enumerate(rows, start=1):
-    for c in range(6):
-        ax = axes[r, c]
-        if c >= len(cols):
-            ax.axis("off")
-            continue
-        if name is None:
-            nm = cols[c]
-            im = shuffled_img if nm == "shuffled" else corrupt.apply(img0, nm, 1, depth=dep0, key=sc0.scene_id)
-            figures.image_axes(ax, nm.replace("+box", ""))
-        else:
-            lv = cols[c]
-            im = corrupt.apply(img0, name, lv, seed=seed, key=sc0.scene_id, depth=dep0)
-            p = corrupt.info(name).param(lv)
-            figures.image_axes(ax, f"{label} {p:g} m" if label != "ImageNet-C fog" else f"severity {lv}")
-        ax.imshow(im)
-fig.suptitle("Fig. 2 analogue: one scene under the degradations (red box drawn after each)", fontsize=9)
-fig.tight_layout()
+fig = vfig.scene_figure(data.load_image(sc0.image_ref), data.load_depth(sc0.depth_ref), sc0.scene_id,
+                        data.load_image(SHUFFLED.image_ref[0]), seed=seed)
 figures.save(fig, NB_ID, "fig2-scene-under-degradations")
 plt.show()
 
@@ -315,60 +278,21 @@ print("scoring methods: " + ", ".join(f"{m}: {k}" for m, k in methods_used.items
 LONG = vread.signals_long(ALL, ITEMS, ARMS, internal=internal)  # ITEMS_ARM has the same ids and meta
 CUBE = vis.signal_cube(LONG)
 MEANS = vis.level_means(CUBE)
-LEVEL_COLS = ["clean"] + [f"{v:g}" for v in CUBE.levels_m]
-tables_9_10 = pd.concat([
-    pd.DataFrame(MEANS[:, k, :], columns=LEVEL_COLS).assign(signal=sig, **CUBE.cells[["model", "task", "arm"]])
-    for k, sig in enumerate(vis.SIGNALS)], ignore_index=True)
-tables_9_10 = tables_9_10[["model", "task", "arm", "signal", *LEVEL_COLS]]
-tables_9_10["signal"] = pd.Categorical(tables_9_10["signal"], vis.SIGNALS)
-tables_9_10 = tables_9_10.sort_values(["task", "model", "arm", "signal"], kind="stable").reset_index(drop=True)
+tables_9_10 = vtab.signal_tables(CUBE, MEANS)
 for task, label in [("t2", "Table IX: identification (t2)"), ("t3", "Table X: verification (t3)")]:
     print(label + "; NaN: not available (no parseable verbalized confidence)")
     display(tables_9_10[tables_9_10.task == task].round(2))
-PARSE = vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
-PARSE = PARSE[PARSE.perturbation.isin([*ARMS, schema.CLEAN])].assign(
-    V=lambda d: np.where(d.perturbation == schema.CLEAN, "clean", d.param.map(lambda v: f"{v:g}")))
+PARSE = vtab.parse_rate_table(vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal), ARMS)
 print("parse rate of the verbalized confidence ('Confidence: N') per level (clean only for models not swept):")
-display(PARSE.pivot_table(index=["model", "task"], columns="V", values="verbal_parse", sort=False).round(2))
+display(PARSE.round(2))
 
-
-def signals_figure(task: str, slug: str, title: str):
-    arms = list(dict.fromkeys(CUBE.cells.arm))
-    fig, axes = plt.subplots(len(arms), len(vis.SIGNALS), figsize=(2.35 * len(vis.SIGNALS), 2.3 * len(arms)),
-                             sharex=True, sharey=True, squeeze=False)
-    x_clean = CUBE.levels_m[0] * 2.2
-    for r, arm in enumerate(arms):
-        for k, sig in enumerate(vis.SIGNALS):
-            ax = axes[r, k]
-            drawn = 0
-            for c, cell in CUBE.cells.iterrows():
-                if cell.task != task or cell.arm != arm or not np.isfinite(MEANS[c, k]).any():
-                    continue
-                ax.plot(CUBE.levels_m, MEANS[c, k, 1:], "-o", ms=2.5, color=COLORS[cell.model], label=cell.model)
-                ax.plot([x_clean], [MEANS[c, k, 0]], "s", ms=3, color=COLORS[cell.model])
-                drawn += 1
-            if not drawn:
-                ax.text(0.5, 0.75, "n/a: not parseable" if sig == "verbal" else "n/a", transform=ax.transAxes,
-                        ha="center", va="center", fontsize=8, color="0.4")
-            elif sig in ("accuracy", "internal", "verbal"):
-                ax.axhline(CUBE.chance[CUBE.cells.task.to_numpy() == task][0], color="0.5", lw=0.8, ls=":")
-            ax.set_xscale("log")
-            ax.set_xlim(x_clean * 1.4, CUBE.levels_m[-1] / 1.4)  # murkier to the right
-            ax.set(ylim=(-0.03, 1.03), title=f"{arm}: {sig}")
-            if r == len(arms) - 1:
-                ax.set_xlabel("visibility V (m); square: clean")
-        axes[r, 0].set_ylabel(f"{arm}\nmean")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncols=min(6, len(labels)), bbox_to_anchor=(0.5, -0.03))
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    figures.save(fig, NB_ID, slug)
-    plt.show()
-
-
-signals_figure("t2", "fig3-signals-vs-visibility-t2", "Fig. 3: identification (t2), accuracy and awareness "
-               "signals against V (dotted: chance)")
-signals_figure("t3", "fig8-signals-vs-visibility-t3", "Fig. 8: verification (t3), same conventions (chance 0.5)")
+fig = vfig.signals_figure(CUBE, MEANS, COLORS, "t2", "Fig. 3: identification (t2), accuracy and awareness "
+                         "signals against V (dotted: chance)")
+figures.save(fig, NB_ID, "fig3-signals-vs-visibility-t2")
+plt.show()
+fig = vfig.signals_figure(CUBE, MEANS, COLORS, "t3", "Fig. 8: verification (t3), same conventions (chance 0.5)")
+figures.save(fig, NB_ID, "fig8-signals-vs-visibility-t3")
+plt.show()
 
 # %% [markdown]
 # ## Two murky levels (Table IV)
@@ -376,15 +300,7 @@ signals_figure("t3", "fig8-signals-vs-visibility-t3", "Fig. 8: verification (t3)
 # Accuracy, mean internal and verbalized confidence and both abstain rates at $V = 7.8$ m and $V = 1.95$ m.
 
 # %%
-murky = [v for v in (7.8125, 1.953125) if v in set(CUBE.levels_m)]
-t4_parts = []
-for v in murky:
-    li = 1 + int(np.flatnonzero(CUBE.levels_m == v)[0])
-    part = pd.DataFrame(MEANS[:, :, li], columns=["Acc.", "Int.", "Verb.", "Abst.", "Abst. 2"])
-    part.columns = pd.MultiIndex.from_product([[f"V={v:g} m"], part.columns])
-    t4_parts.append(part)
-table_4 = pd.concat([CUBE.cells[["model", "task", "arm"]]] + [p.set_axis(
-    [f"{a} {b}" for a, b in p.columns], axis=1) for p in t4_parts], axis=1)
+table_4 = vtab.murky_table(CUBE, MEANS, (7.8125, 1.953125))
 display(table_4.round(2))
 
 # %% [markdown]
@@ -422,36 +338,7 @@ print("a second bootstrap with the same seed gives identical intervals:",
       bool(np.array_equal(check[["w_lo", "w_hi"]].to_numpy(), SPOTS[["w_lo", "w_hi"]].to_numpy(), equal_nan=True)))
 
 # %%
-tasks = list(dict.fromkeys(CUBE.cells.task))
-fig, axes = plt.subplots(len(tasks), 1, figsize=(min(16, 1.4 + 0.75 * len(MODELS) * 2), 3.0 * len(tasks)),
-                         squeeze=False)
-sig_colors = dict(zip(vis.AWARE_SIGNALS, figures.PALETTE[:4], strict=True))
-HATCH = {"=": None, "≥": "///", "≤": "..."}  # lower bounds hatched, upper bounds dotted
-for ax, task in zip(axes[:, 0], tasks, strict=True):
-    sub = SPOTS[SPOTS.task == task]
-    groups = list(dict.fromkeys(zip(sub.model, sub.arm, strict=True)))
-    width = 0.8 / len(vis.AWARE_SIGNALS)
-    for g, (model, arm) in enumerate(groups):
-        for k, sig in enumerate(vis.AWARE_SIGNALS):
-            r = sub[(sub.model == model) & (sub.arm == arm) & (sub.signal == sig)].iloc[0]
-            if r.w_kind == "n/a":
-                continue
-            x = g + (k - 1.5) * width
-            ax.bar(x, r.w, width=width, color=sig_colors[sig], hatch=HATCH[r.w_kind],
-                   edgecolor="white" if r.w_kind == "=" else "black", linewidth=0.4)
-            if np.isfinite(r.w_lo):
-                ax.errorbar(x, r.w, yerr=[[max(r.w - r.w_lo, 0)], [max(r.w_hi - r.w, 0)]], color="black", lw=0.7,
-                            capsize=1.5)
-        if (sub[(sub.model == model) & (sub.arm == arm)].w_kind == "n/a").all():
-            ax.text(g, 0.05, "n/a", ha="center", va="bottom", fontsize=6, color="0.4")
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(range(len(groups)), [f"{m} · {a}" for m, a in groups], fontsize=7, rotation=30, ha="right")
-    ax.set(ylabel="W (decades)", title=f"{task}: blind-spot width W = log10(V_acc / V_aware)")
-handles = [Patch(color=sig_colors[s], label=s) for s in vis.AWARE_SIGNALS] + [
-    Patch(facecolor="white", edgecolor="black", hatch=HATCH["≥"], label="lower bound (≥)"),
-    Patch(facecolor="white", edgecolor="black", hatch=HATCH["≤"], label="upper bound (≤)")]
-fig.legend(handles=handles, loc="lower center", ncols=6, bbox_to_anchor=(0.5, -0.02))
-fig.tight_layout(rect=(0, 0.06, 1, 1))
+fig = vfig.blind_spot_figure(SPOTS, MODELS)
 figures.save(fig, NB_ID, "fig4-blind-spot-width")
 plt.show()
 
@@ -465,27 +352,10 @@ plt.show()
 
 # %%
 CAL = vread.calibration_by_level(LONG)
-cal_wide = CAL.assign(level=np.where(np.isinf(CAL.V), "clean", CAL.V.map(lambda v: f"{v:g}"))).pivot_table(
-    index=["model", "task", "arm", "signal"], columns="level", values=["ece", "auroc"], sort=False)
-display(cal_wide.round(2))
+display(vtab.calibration_wide(CAL).round(2))
 REL, REL_SUM = vread.pooled_reliability(LONG, task="t2", max_v=murky_m)
 display(REL_SUM.round(3))
-fig, axes = plt.subplots(1, len(MODELS), figsize=(2.4 * len(MODELS), 2.6), sharey=True, squeeze=False)
-for ax, m in zip(axes[0], MODELS, strict=True):
-    for pool, color in [("clean", figures.PALETTE[0]), ("murky", figures.PALETTE[3])]:
-        g = REL[(REL.model == m) & (REL.pool == pool) & (REL.n > 0)]
-        s = REL_SUM[(REL_SUM.model == m) & (REL_SUM.pool == pool)]
-        if g.empty:
-            continue
-        ax.plot(g.confidence, g.accuracy, "-o", ms=3, color=color,
-                label=f"{pool} (ECE {float(s.ece.iloc[0]):.2f}, n {int(s.n.iloc[0])})")
-    ax.plot([0, 1], [0, 1], color="0.6", lw=0.7, ls="--")
-    ax.set(title=m, xlabel="internal confidence", xlim=(0, 1), ylim=(0, 1))
-    ax.legend(fontsize=6, loc="upper left")
-axes[0, 0].set_ylabel("accuracy")
-fig.suptitle(f"Fig. 5: reliability of the internal confidence on t2, V <= {murky_m:g} m pooled (fog and water) "
-             "against clean", fontsize=9)
-fig.tight_layout()
+fig = vfig.reliability_figure(REL, REL_SUM, MODELS, murky_m)
 figures.save(fig, NB_ID, "fig5-reliability-murky-vs-clean")
 plt.show()
 
@@ -501,43 +371,12 @@ plt.show()
 # the sweeps measures that cue; `sky_cap_m` moves the sky to a finite distance to take the cue away.
 
 # %%
-arms = list(dict.fromkeys(CUBE.cells.arm))
-fig, axes = plt.subplots(len(arms), len(MODELS), figsize=(2.2 * len(MODELS), 2.2 * len(arms)), sharex=True,
-                         sharey=True, squeeze=False)
-for r, arm in enumerate(arms):
-    for ax, m in zip(axes[r], MODELS, strict=True):
-        c = int(np.flatnonzero((CUBE.cells.model == m) & (CUBE.cells.task == "t2") & (CUBE.cells.arm == arm))[0])
-        for k, (sig, style) in enumerate([("accuracy", "-"), ("abstain", "--"), ("abstain2", ":")]):
-            kk = vis.SIGNALS.index(sig)
-            ax.plot(CUBE.levels_m, MEANS[c, kk, 1:], style, marker="o", ms=2, color=figures.PALETTE[k], label=sig)
-        ax.set_xscale("log")
-        ax.set_xlim(CUBE.levels_m[0] * 1.3, CUBE.levels_m[-1] / 1.3)
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_title(f"{m} · {arm}", fontsize=7)
-    axes[r, 0].set_ylabel("rate")
-for ax in axes[-1]:
-    ax.set_xlabel("V (m)")
-axes[0, -1].legend(fontsize=6)
-fig.suptitle("Fig. 6: abstain rate on t2, main wording (--) and 'I don't know' (:), with accuracy", fontsize=9)
-fig.tight_layout()
+fig = vfig.abstain_figure(CUBE, MEANS, MODELS)
 figures.save(fig, NB_ID, "fig6-abstain-wordings")
 plt.show()
 
 ACC_T = vread.accuracy_vs_transmittance(LONG, ARMS, LEVEL_OF)
-fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.0), sharey=True)
-for ax, task in zip(axes, ["t2", "t3"], strict=True):
-    for m in MODELS:
-        for arm, style in [("fog", "-"), ("water", "--")]:
-            g = ACC_T[(ACC_T.model == m) & (ACC_T.task == task) & (ACC_T.arm == arm) & (ACC_T.n >= 5)]
-            ax.plot(g.t_mean, g.accuracy, style, marker="o", ms=2.5, color=COLORS[m],
-                    label=f"{m} {arm}" if task == "t2" else None)
-    ax.set_xscale("log")
-    ax.axhline(0.25 if task == "t2" else 0.5, color="0.5", lw=0.8, ls=":")
-    ax.set(xlabel="transmittance of the boxed object t (log)", title=f"{task}: accuracy against the object's t",
-           ylim=(0, 1.02))
-axes[0].set_ylabel("accuracy (bins with n >= 5)")
-axes[0].legend(fontsize=6, ncols=2)
-fig.tight_layout()
+fig = vfig.transmittance_figure(ACC_T, MODELS, COLORS, min_n=5)
 figures.save(fig, NB_ID, "accuracy-vs-object-transmittance")
 plt.show()
 
@@ -579,36 +418,10 @@ PER7, TABLE7 = vread.imagenet_fog_visibility([data.load_image(r) for r in fog_sc
                                             [data.load_depth(r) for r in fog_sc.depth_ref], list(fog_sc.scene_id),
                                             seed=seed)
 summ = vread.condition_summary(PRED, ITEMS, internal=internal)
-t2 = summ[summ.task == "t2"]
-table_7 = TABLE7[["severity", "mean_gain", "analytic_gain", "median_v_m", "iqr_lo_m", "iqr_hi_m",
-                  "p90_over_p10"]].copy()
-for m in MODELS:
-    acc_sev = t2[(t2.model == m) & (t2.perturbation == "fog+box")].set_index("level")["accuracy"]
-    table_7[f"{m} acc."] = table_7.severity.map(acc_sev)
-    c = int(np.flatnonzero((CUBE.cells.model == m) & (CUBE.cells.task == "t2") & (CUBE.cells.arm == "fog"))[0])
-    table_7[f"{m} acc. at V_eq"] = vread.interp_log_v(CUBE.levels_m, MEANS[c, 0, 1:], table_7.median_v_m)
+table_7 = vtab.fog_severity_table(TABLE7, summ, CUBE, MEANS, MODELS)
 display(table_7.round(3))
 
-fig, ax = plt.subplots(figsize=(6.4, 3.2))
-for i, m in enumerate(MODELS):
-    shift = 1.025 ** (i - (len(MODELS) - 1) / 2)  # spread the models' markers a little along V
-    c = int(np.flatnonzero((CUBE.cells.model == m) & (CUBE.cells.task == "t2") & (CUBE.cells.arm == "fog"))[0])
-    ax.plot(CUBE.levels_m, MEANS[c, 0, 1:], "-", color=COLORS[m], lw=1, label=m)
-    for _, r in table_7.iterrows():
-        acc = float(r[f"{m} acc."])
-        n = int(t2[(t2.model == m) & (t2.perturbation == "fog+box") & (t2.level == r.severity)].n_questions.iloc[0])
-        ci95 = 1.96 * math.sqrt(max(acc * (1 - acc), 1e-9) / n)  # binomial 95 % interval of the accuracy
-        x = r.median_v_m * shift
-        ax.errorbar(x, acc, xerr=[[x - r.iqr_lo_m * shift], [r.iqr_hi_m * shift - x]], yerr=ci95,
-                    fmt="o", ms=3, color=COLORS[m], lw=0.7, capsize=1.5)
-for _, r in table_7.iterrows():
-    ax.annotate(f"s{int(r.severity)}", (r.median_v_m, 0.99 - 0.05 * (int(r.severity) % 2)), fontsize=6, ha="center")
-ax.set_xscale("log")
-ax.set_xlim(max(250.0, 2 * float(np.nanmax(table_7.iqr_hi_m))) * 1.3, CUBE.levels_m[-1] / 1.3)  # the paper's ladder
-ax.set(xlabel="visibility V (m)", ylabel="t2 accuracy", ylim=(0, 1.05),
-       title="Fig. 7: physical fog curve with ImageNet-C severities at their median V_eq")
-ax.legend(fontsize=6)
-fig.tight_layout()
+fig = vfig.imagenet_fog_figure(table_7, summ, CUBE, MEANS, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig7-imagenet-fog-on-metre-axis")
 plt.show()
 
@@ -623,26 +436,7 @@ plt.show()
 # %%
 summ_verbal = vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
 shuf = vread.condition_summary(PRED_SHUF, SHUFFLED, internal=internal)
-ctrl_rows = []
-for m in MODELS:
-    for task in ("t2", "t3"):
-        def pick(frame, pert, col, m=m, task=task):
-            g = frame[(frame.model == m) & (frame.task == task) & (frame.perturbation == pert)]
-            return float(g[col].iloc[0]) if len(g) and col in g else np.nan
-        row = {"model": m, "task": task, "chance": 0.25 if task == "t2" else 0.5,
-               "clean": pick(summ, "clean", "accuracy"), "blank_accuracy": pick(summ, "blank+box", "accuracy"),
-               "shuffled_accuracy": pick(shuf, "clean", "accuracy"),
-               "blank_internal": pick(summ, "blank+box", "internal"),
-               "blank_verbal": pick(summ_verbal, "blank+box", "verbal"),
-               "blank_abstain": pick(summ, "blank+box", "abstain"),
-               "blank_abstain2": pick(summ, "blank+box", "abstain2"),
-               "n": pick(summ, "blank+box", "n_questions")}
-        if sky_only:
-            row["sky_only_fog_accuracy"] = pick(summ, "sky_only_fog+box", "accuracy")
-            row["sky_only_water_accuracy"] = pick(summ, "sky_only_water+box", "accuracy")
-            row["sky_only_fog_internal"] = pick(summ, "sky_only_fog+box", "internal")
-        ctrl_rows.append(row)
-table_8 = pd.DataFrame(ctrl_rows)
+table_8 = vtab.controls_table(summ, shuf, summ_verbal, MODELS, sky_only=sky_only)
 display(table_8.round(2))
 
 # %% [markdown]
