@@ -21,10 +21,8 @@
 
 # %%
 import os
-import textwrap
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
@@ -32,6 +30,9 @@ from IPython.display import display
 
 from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
 from vlmrobust.analysis import selection
+from vlmrobust.analysis.selection import figures as selection_figures
+from vlmrobust.analysis.selection.selection import category_shift, selection_table
+from vlmrobust.analysis.selection.simulate import time_selection
 from vlmrobust.data import splits as store
 from vlmrobust.models import zoo
 
@@ -162,19 +163,8 @@ kappa = selection.kappa(G)
 TIMES["κ (Eqs. 1–2)"] = time.perf_counter() - t0
 print(f"κ over the pool: mean {kappa.mean():.3f}, median {np.median(kappa):.3f}, share with κ = 0 "
       f"{(kappa == 0).mean():.1%}")
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), gridspec_kw={"width_ratios": [1, 1.6]})
-axes[0].hist(kappa, bins=np.linspace(0, max(kappa.max(), 0.05), 25), color=figures.PALETTE[0])
-axes[0].set(xlabel="κ(q)", ylabel="questions", title="κ over the pool")
-heat = G.mean(axis=0)  # (selectors, corruptions): mean Gini per selector and corruption
-im = axes[1].imshow(heat, aspect="auto", cmap="viridis", vmin=0)
-axes[1].set_yticks(range(len(SELECTORS)), SELECTORS)
-axes[1].set_xticks(range(len(PERTS)), PERTS, rotation=60, ha="right", fontsize=7)
-axes[1].set_title("mean G per selector and corruption")
-axes[1].grid(False)
-fig.colorbar(im, ax=axes[1], fraction=0.03)
-fig.tight_layout()
+fig = selection_figures.kappa_and_gini(kappa, G, SELECTORS, PERTS)
 figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
-plt.show()
 
 # %% [markdown]
 # ## Eligibility A⁺ (Eq. 3)
@@ -231,13 +221,8 @@ t0 = time.perf_counter()
 sel = selection.select(G, image_emb, text_emb, items.item_id)
 TIMES["novelty and split (Eqs. 4–6)"] = time.perf_counter() - t0
 print(f"embeddings: image {image_emb.shape[1]}-d from {IMAGE_ENCODER}, text {text_emb.shape[1]}-d")
-order = np.argsort(np.where(sel.eligible, sel.pick, np.iinfo(np.int64).max))[: int(sel.eligible.sum())]
-fig, ax = plt.subplots(figsize=(6.4, 2.8))
-ax.plot(np.arange(len(order)), sel.nu[order], "-", lw=1, color=figures.PALETTE[0])
-ax.set(xlabel="greedy step n", ylabel="ν when picked", title="novelty along the greedy traversal of A⁺")
-fig.tight_layout()
+fig = selection_figures.novelty_traversal(sel)
 figures.save(fig, NB_ID, "novelty-along-the-traversal")
-plt.show()
 
 # %% [markdown]
 # ## The split (Eq. 6)
@@ -252,18 +237,8 @@ plt.show()
 # %%
 print(f"split: {sel.size} of {len(items)} ({sel.size / len(items):.1%}); of A⁺ {sel.size / max(eligible.sum(), 1):.1%};"
       f" mean e over A⁺ {sel.threshold:.4f}")
-fig, ax = plt.subplots(figsize=(5.0, 3.8))
-el = sel.eligible
-ax.scatter(sel.kappa[el & ~sel.selected], sel.nu[el & ~sel.selected], s=14, color="0.6", label="A⁺, not selected")
-ax.scatter(sel.kappa[sel.selected], sel.nu[sel.selected], s=16, color=figures.PALETTE[3], label="split")
-if el.any():
-    xs = np.linspace(0, max(sel.kappa[el].max(), 0.05), 20)
-    ax.plot(xs, sel.threshold - xs, "--", color="black", lw=0.9, label="κ + ν = mean e")
-ax.set(xlabel="κ(q)", ylabel="ν(q)", title="responsiveness and novelty of A⁺")
-ax.legend(fontsize=7)
-fig.tight_layout()
+fig = selection_figures.kappa_nu_plane(sel)
 figures.save(fig, NB_ID, "split-kappa-nu-plane")
-plt.show()
 
 # %% [markdown]
 # ## Table I — leave one selector out
@@ -318,19 +293,8 @@ if MODELS:
 
     print(f"Spearman ρ between the selectors' κ and the evaluated models' Gini over the pool: "
           f"{spearmanr(kappa, eval_gini).statistic:+.2f}")
-fig, axes = plt.subplots(1, 2 if MODELS else 1, figsize=(10 if MODELS else 5, 3.2), squeeze=False)
-bins = np.linspace(0, 1, 21)
-panels = [("selectors' κ", kappa)] + ([(f"evaluated models' Gini ({len(MODELS)})", eval_gini)] if MODELS else [])
-for ax, (title, vals) in zip(axes[0], panels, strict=True):
-    ax.hist(vals, bins=bins, density=True, alpha=0.55, color="0.5", label=f"pool (mean {vals.mean():.3f})")
-    if sel.size:
-        ax.hist(vals[sel.selected], bins=bins, density=True, alpha=0.6, color=figures.PALETTE[3],
-                label=f"split (mean {vals[sel.selected].mean():.3f})")
-    ax.set(xlabel="top-1 Gini", ylabel="density", title=title)
-    ax.legend(fontsize=7)
-fig.tight_layout()
+fig = selection_figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(MODELS))
 figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
-plt.show()
 
 # %% [markdown]
 # ## Fig. 3(b) / 8 — how the task mix shifts from pool to split
@@ -339,30 +303,11 @@ plt.show()
 # it. Each bar is a task family's (or category's) share of the pool and of the split.
 
 # %%
-comp = pd.DataFrame({"pool": items.task.value_counts(normalize=True),
-                     "split": items.task[sel.selected].value_counts(normalize=True)}).fillna(0.0)
-comp["shift"] = comp.split - comp.pool
-comp = comp.sort_values("shift", ascending=False)
+comp = category_shift(items.task, sel.selected)
 display(comp.round(3))
-several = items.source.nunique() > 1
-fig, axes = plt.subplots(1, 2 if several else 1, figsize=(10 if several else 6.4, 3.2), squeeze=False)
-x = np.arange(len(comp))
-axes[0, 0].bar(x - 0.2, comp.pool, width=0.4, color="0.6", label="pool")
-axes[0, 0].bar(x + 0.2, comp.split, width=0.4, color=figures.PALETTE[3], label="split")
-axes[0, 0].set_xticks(x, comp.index, rotation=40, ha="right")
-axes[0, 0].set(ylabel="share", title="task families, pool → split")
-axes[0, 0].legend(fontsize=7)
-if several:
-    src = pd.DataFrame({"pool": items.source.value_counts(normalize=True),
-                        "split": items.source[sel.selected].value_counts(normalize=True)}).fillna(0.0)
-    xs = np.arange(len(src))
-    axes[0, 1].bar(xs - 0.2, src.pool, width=0.4, color="0.6", label="pool")
-    axes[0, 1].bar(xs + 0.2, src.split, width=0.4, color=figures.PALETTE[3], label="split")
-    axes[0, 1].set_xticks(xs, src.index, rotation=40, ha="right")
-    axes[0, 1].set(ylabel="share", title="sources, pool → split (Fig. 8a)")
-fig.tight_layout()
+src = category_shift(items.source, sel.selected, sort=False) if items.source.nunique() > 1 else None
+fig = selection_figures.category_shift(comp, src)
 figures.save(fig, NB_ID, "fig3b-category-shift")
-plt.show()
 
 # %% [markdown]
 # ## Fig. 9(b–d) — questions at low, medium and high κ
@@ -371,30 +316,10 @@ plt.show()
 # moves the first selector's answer most, at severities 1 to 5, with that selector's answer letter.
 
 # %%
-pool_el = np.flatnonzero(sel.eligible)
-if len(pool_el):
-    ranked = pool_el[np.argsort(sel.kappa[pool_el], kind="stable")]
-    picks = [("low", ranked[0]), ("medium", ranked[len(ranked) // 2]), ("high", ranked[-1])]
-    fig, axes = plt.subplots(len(picks), 1 + len(LEVELS), figsize=(2.4 + 1.5 * len(LEVELS), 2.1 * len(picks)),
-                             squeeze=False, gridspec_kw={"width_ratios": [1.6] + [1] * len(LEVELS)})
-    for row, (label, i) in enumerate(picks):
-        it = items.iloc[i]
-        img = data.load_image(it.image_ref)
-        d = int(np.argmax(G[i, 0]))
-        opts = "  ".join(f"{chr(65 + k)}. {o}" for k, o in enumerate(it.options))
-        figures.image_axes(axes[row, 0], f"{label} κ = {sel.kappa[i]:.3f}\n" + textwrap.fill(it.question, 36)
-                           + "\n" + textwrap.fill(opts, 40), fontsize=6.5)
-        axes[row, 0].imshow(img)
-        for c, lv in enumerate(LEVELS, start=1):
-            bad = corrupt.apply(img, PERTS[d], lv, seed=seed, key=str(it.item_id),
-                                depth=data.load_depth(it.depth_ref) if corrupt.info(PERTS[d]).needs_depth else None)
-            ans = int(P.pred[i, 0, d, c - 1])
-            mark = "✓" if ans == it.answer_idx else "✗"
-            figures.image_axes(axes[row, c], f"{PERTS[d]} {lv}: {chr(65 + ans)} {mark}", fontsize=6)
-            axes[row, c].imshow(bad)
-    fig.tight_layout()
+picks = selection_figures.kappa_picks(sel)
+if picks:
+    fig = selection_figures.kappa_examples(items, picks, sel.kappa, G, P.pred, PERTS, LEVELS, seed=seed)
     figures.save(fig, NB_ID, "fig9bcd-kappa-examples")
-    plt.show()
 else:
     print("A⁺ is empty: no example to show")
 
@@ -410,24 +335,11 @@ else:
 
 # %%
 display(pd.Series(TIMES, name="seconds").round(2).to_frame())
-scale = []
-for n in scaling_sizes:
-    pool = selection.simulate_pool(n, repro.rng(NB_ID, "scaling", n, seed))
-    t0 = time.perf_counter()
-    Gs = selection.gini(pool.pred, pool.K)
-    s_sel = selection.select(Gs, pool.image_emb, pool.text_emb, pool.item_ids)
-    selection.table_i(Gs, pool.image_emb, pool.text_emb, s_sel, ["a", "b", "c"])
-    scale.append({"pool": n, "eligible": int(s_sel.eligible.sum()), "split": s_sel.size,
-                  "seconds": time.perf_counter() - t0})
-scale = pd.DataFrame(scale)
+scale = pd.DataFrame([time_selection(n, repro.rng(NB_ID, "scaling", n, seed)) for n in scaling_sizes])
 display(scale.round(3))
 print("load average (1, 5, 15 min):", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 if len(scale) > 1:
-    fig, ax = plt.subplots(figsize=(4.8, 3.0))
-    ax.loglog(scale.pool, scale.seconds, "-o", color=figures.PALETTE[0])
-    ax.set(xlabel="pool size", ylabel="seconds (κ, A⁺, ν, split, Table I)", title="selection time vs pool")
-    fig.tight_layout()
-    plt.show()  # shown, not saved: timings change from run to run, saved figures and tables must not
+    selection_figures.selection_time(scale)  # shown, not saved: timings change from run to run
 
 # %% [markdown]
 # ## The saved split
@@ -476,11 +388,7 @@ with pd.option_context("display.max_colwidth", None):
 # decided.
 
 # %%
-table = sel.table().assign(task=items.task.to_numpy(), source=items.source.to_numpy())
-for j, s in enumerate(SELECTORS):
-    table[f"G_{s}"] = selection.selector_gini(G)[:, j]
-if eval_gini is not None:
-    table["gini_evaluated"] = eval_gini
+table = selection_table(sel, items, G, SELECTORS, eval_gini)
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,
                  "category_shift": comp.rename_axis("task").reset_index(), "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")

@@ -21,15 +21,15 @@
 #   model organisms show the paper's patterns.
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
-from scipy.ndimage import gaussian_filter
 
 from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep, synth
 from vlmrobust.analysis import ras
+from vlmrobust.analysis.ras import figures as ras_figures
 from vlmrobust.analysis.ras.simulate import simulate_predictions
+from vlmrobust.analysis.ras.tables import with_ci
 
 NB_ID = "04_ras_attribution"
 figures.use_style()
@@ -152,27 +152,8 @@ display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "
 
 # %%
 examples = ras.regime_examples(pairs, boundary_tol)
-fig, axes = plt.subplots(1, 4, figsize=(11, 2.7))
-for ax, name in zip(axes, ras.REGIMES[:4], strict=True):
-    ax.set_title(ras.REGIME_NAMES[name], fontsize=9)
-    if examples[name] is None:
-        ax.text(0.5, 0.5, "no pair in this regime", ha="center", transform=ax.transAxes)
-        continue
-    row = pairs.iloc[examples[name]]
-    p0 = np.asarray(pred["probs"].iloc[row["row_clean"]], dtype=float)
-    p1 = np.asarray(pred["probs"].iloc[row["row"]], dtype=float)
-    x = np.arange(len(p0))
-    ax.bar(x - 0.2, p0, 0.4, label="clean", color="#999999")
-    ax.bar(x + 0.2, p1, 0.4, label=f"{row['perturbation']} s{row['level']}", color="#D55E00")
-    ax.set_xticks(x, [("✓" if k == row["answer_idx"] else "") + schema.LETTERS[k] for k in x])
-    ax.set_ylim(0, 1)
-    ax.set_xlabel(f"{row['state']}: ΔS={row['dS']:+.2f}  ΔC={row['dC']:+.2f}  RAS={row['RAS']:+.2f}", fontsize=8)
-    ax.legend(fontsize=7, loc="upper right")
-axes[0].set_ylabel("probability")
-fig.suptitle("Fig. 4 · clean vs corrupted option distributions in the four (ΔS, ΔC) regimes", fontsize=10)
-fig.tight_layout()
+fig = ras_figures.regime_distributions(pairs, examples, pred["probs"])
 figures.save(fig, NB_ID, "fig4-regime-examples")
-plt.show()
 
 # %% [markdown]
 # ## Table II — the model-level diagnosis
@@ -186,21 +167,6 @@ plt.show()
 # %%
 t2 = ras.table_ii(pairs, n_boot=n_boot, ci=ci, rng=repro.rng(NB_ID, "bootstrap", seed), mixed_tol=mixed_tol)
 STATS = ["acc_clean", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct"]
-
-
-def with_ci(df: pd.DataFrame, cols: list[str], digits: int = 3) -> pd.DataFrame:
-    """Render ``value [lo, hi]`` strings for display."""
-    out = df[["model"]].copy() if "model" in df else pd.DataFrame(index=df.index)
-    for c in cols:
-        fmt = f"{{:.{1 if c == 'mixed_pct' else digits}f}}"
-        if f"{c}_lo" in df:
-            out[c] = [f"{fmt.format(v)} [{fmt.format(lo)}, {fmt.format(hi)}]"
-                      for v, lo, hi in zip(df[c], df[f"{c}_lo"], df[f"{c}_hi"], strict=True)]
-        else:
-            out[c] = df[c].map(fmt.format)
-    return out
-
-
 display(with_ci(t2.sort_values("acc_clean"), STATS))
 
 # %% [markdown]
@@ -224,37 +190,8 @@ display(t3_models.pivot(index="model", columns="state", values="RAS").round(3).r
 # Fig. 11 shows the two transition states (wc, cw) per model group; here all four states and all models.
 
 # %%
-STATE_NAMES = {"cc": "correct → correct", "cw": "correct → wrong", "wc": "wrong → correct",
-               "ww": "wrong → wrong"}
-fig, axes = plt.subplots(1, 4, figsize=(12, 3.3), sharex=True, sharey=True)
-edges = np.linspace(-1, 1, 81)
-for ax, st in zip(axes, ras.STATES, strict=True):
-    sub = pairs[pairs["state"] == st]
-    ax.axhline(0, color="k", lw=0.5)
-    ax.axvline(0, color="k", lw=0.5)
-    ax.set_title(f"{st}: {STATE_NAMES[st]}  (n={len(sub):,})", fontsize=9)
-    if len(sub) >= 10:
-        h, _, _ = np.histogram2d(sub["dS"], sub["dC"], bins=[edges, edges])
-        h = gaussian_filter(h, 1.5)
-        centers = 0.5 * (edges[1:] + edges[:-1])
-        if h.max() > 0:
-            ax.contour(centers, centers, h.T / h.max(), levels=[0.05, 0.2, 0.5, 0.8], colors="0.55",
-                       linewidths=0.7)
-    for m, g in sub.groupby("model", observed=True):
-        xy = g[["dS", "dC"]].to_numpy()
-        if figures.cov_ellipse(ax, xy, 0.5, color=COLORS[m], lw=1.3, label=m) is not None:
-            ax.plot(*xy.mean(axis=0), "o", color=COLORS[m], ms=3)
-    ax.text(0.03, 0.97, f"mean RAS {sub['RAS'].mean():+.3f}" if len(sub) else "empty", transform=ax.transAxes,
-            va="top", fontsize=8, bbox=dict(boxstyle="round", fc="white", ec="0.7"))
-    ax.set_xlabel("ΔS (flatter →)")
-axes[0].set_ylabel("ΔC (worse alignment ↑)")
-axes[0].set_xlim(-1, 1)
-axes[0].set_ylim(-1, 1)
-axes[-1].legend(fontsize=7, loc="lower right")
-fig.suptitle("Fig. 5/11 · RAS component plane by correctness state", fontsize=10)
-fig.tight_layout()
+fig = ras_figures.state_component_plane(pairs, COLORS)
 figures.save(fig, NB_ID, "fig5-state-component-plane")
-plt.show()
 
 # %% [markdown]
 # ## Table IV — sign regimes of (ΔC, ΔS)
@@ -293,35 +230,8 @@ display(cells[["model", "perturbation", "level", "n", "pi_c", "alpha_cw", "alpha
 # negative with severity while $R_w$ becomes more positive but stays smaller.
 
 # %%
-fams = [f for f in dict.fromkeys(FAMILY.values())]
-fig = plt.figure(figsize=(10, 4.6))
-gs = fig.add_gridspec(2, 2, height_ratios=[max(len(fams), 1), 2.2], hspace=0.45, wspace=0.5)
-for j, (col, name) in enumerate([("R_c", "clean-correct source $R_c$"), ("R_w", "clean-wrong source $R_w$")]):
-    ax = fig.add_subplot(gs[0, j])
-    grid = cells.pivot_table(index="family", columns="level", values=col, aggfunc="mean").reindex(fams)
-    lim = max(0.01, float(np.nanmax(np.abs(grid.to_numpy())))) if grid.size else 1.0  # symmetric per panel
-    im = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
-    ax.set_xticks(range(len(grid.columns)), [f"s{v}" for v in grid.columns])
-    ax.set_yticks(range(len(fams)), fams)
-    ax.grid(False)
-    for (r, c), v in np.ndenumerate(grid.to_numpy()):
-        if np.isfinite(v):
-            ax.text(c, r, f"{v:+.3f}", ha="center", va="center", fontsize=7,
-                    color="white" if abs(v) > 0.6 * lim else "black")
-    ax.set_title(name, fontsize=9)
-    fig.colorbar(im, ax=ax, fraction=0.04)
-    ins = fig.add_subplot(gs[1, j])
-    q = cells.groupby("level")[col].quantile([0.25, 0.5, 0.75]).unstack()
-    ins.fill_between(q.index, q[0.25], q[0.75], color="#56B4E9", alpha=0.4, label="IQR")
-    ins.plot(q.index, q[0.5], "o-", color="#0072B2", ms=3, label="median")
-    ins.axhline(0, color="k", lw=0.5)
-    ins.set_xticks(list(q.index))
-    ins.set_xlabel("severity")
-    ins.set_ylabel(col)
-    ins.legend(fontsize=7)
-fig.suptitle("Fig. 7 · signed clean-side RAS by corruption family and severity", fontsize=10)
+fig = ras_figures.severity_family_heatmaps(cells, list(dict.fromkeys(FAMILY.values())))
 figures.save(fig, NB_ID, "fig7-severity-family-heatmaps")
-plt.show()
 
 # %% [markdown]
 # ## Severity trajectories (§VII-D)
@@ -348,28 +258,10 @@ display(tsum.pivot(index="model", columns="klass", values="RAS").round(3).rename
 # medians (ΔS̃, ΔC̃), which the paper marks with dashed outlines.
 
 # %%
-CLASS_COLORS = dict(zip(ras.TRAJECTORY_CLASSES,
-                        ["#009E73", "#F0E442", "#D55E00", "#999999", "#56B4E9", "#0072B2"], strict=True))
-order = tsum.groupby("model", observed=True)["unit_RAS"].first().sort_values().index.tolist()
-fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 1.4))
-for y, m in enumerate(order):
-    left = 0.0
-    for k in ras.TRAJECTORY_CLASSES:
-        r = tsum[(tsum["model"] == m) & (tsum["klass"] == k)].iloc[0]
-        ax.barh(y, r["share"], left=left, color=CLASS_COLORS[k], edgecolor="white",
-                label=k if y == 0 else None)
-        if r["share"] > 0.06:
-            ax.text(left + r["share"] / 2, y, f"{r['RAS']:+.2f}", ha="center", va="center", fontsize=7)
-        left += r["share"]
-ax.set_yticks(range(len(order)), [f"{m}  ({tsum[tsum['model'] == m]['unit_RAS'].iloc[0]:+.3f})" for m in order])
-ax.set_xlim(0, 1)
-ax.set_xlabel("share of trajectories")
-ax.grid(False)
-ax.legend(ncol=3, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25))
-ax.set_title("Fig. 6 · trajectory composition per model; segment numbers = class RAS", fontsize=10)
-fig.tight_layout()
+fig = ras_figures.trajectory_composition(tsum)
 figures.save(fig, NB_ID, "fig6-trajectory-composition")
-plt.show()
+
+# %%
 display(tsum.pivot(index="model", columns="klass", values="dS_med").round(3).rename_axis(columns="mean ΔS̃"))
 display(tsum.pivot(index="model", columns="klass", values="dC_med").round(3).rename_axis(columns="mean ΔC̃"))
 
@@ -381,28 +273,8 @@ display(tsum.pivot(index="model", columns="klass", values="dC_med").round(3).ren
 # overconfident damage; lower-right (ΔS̃ > 0, ΔC̃ < 0) is hesitant correction.
 
 # %%
-CHANGE = ["transient loss", "persistent loss", "transient correction", "persistent correction"]
-fig, axes = plt.subplots(1, 4, figsize=(12, 3.2), sharex=True, sharey=True)
-sub = tsum[tsum["klass"].isin(CHANGE) & (tsum["n"] > 0)]
-span = max(0.05, float(np.nanmax(np.abs(sub[["dS_med", "dC_med"]].to_numpy()))) * 1.25) if len(sub) else 1.0
-vmax = max(0.05, float(np.nanmax(np.abs(sub["RAS"]))) if len(sub) else 1.0)
-for ax, k in zip(axes, CHANGE, strict=True):
-    g = sub[sub["klass"] == k]
-    ax.axhline(0, color="k", lw=0.5)
-    ax.axvline(0, color="k", lw=0.5)
-    sc = ax.scatter(g["dS_med"], g["dC_med"], s=20 + 1500 * g["share"], c=g["RAS"], cmap="RdBu", vmin=-vmax,
-                    vmax=vmax, edgecolors=[COLORS[m] for m in g["model"]], linewidths=1.5)
-    for _, r in g.iterrows():
-        ax.annotate(r["model"], (r["dS_med"], r["dC_med"]), fontsize=6, xytext=(4, 4), textcoords="offset points")
-    ax.set_title(k, fontsize=9)
-    ax.set_xlabel("mean ΔS̃")
-axes[0].set_xlim(-span, span)
-axes[0].set_ylim(-span, span)
-axes[0].set_ylabel("mean ΔC̃")
-fig.colorbar(sc, ax=axes, fraction=0.02, label="class RAS")
-fig.suptitle("Fig. 12 · trajectory-level component signatures (marker size = share)", fontsize=10, y=1.03)
+fig = ras_figures.trajectory_signatures(tsum, COLORS)
 figures.save(fig, NB_ID, "fig12-trajectory-signatures")
-plt.show()
 
 # %% [markdown]
 # ## Table VI — rank mismatch

@@ -6,8 +6,9 @@ Eqs. 13–16), the model tables (:func:`table_ii`, :func:`table_iii`,
 :func:`table_iv`, :func:`table_vi`), severity :func:`trajectories` and
 question-level bootstrap intervals, and the paper's four observations checked on a run
 (:func:`bench_c_observations`). Modules: :mod:`.components` (Eqs. 7–11), :mod:`.pairs`,
-:mod:`.attribution`, :mod:`.tables`, :mod:`.trajectories`, :mod:`.observations`, :mod:`.simulate`
-(a predictions table without a model).
+:mod:`.attribution`, :mod:`.tables` (with :func:`~.tables.with_ci`, Table II's display form),
+:mod:`.trajectories`, :mod:`.observations`, :mod:`.simulate` (a predictions table without a model), and
+:mod:`.figures` (the notebook's Figs. 4, 5/11, 6, 7 and 12, drawn from the tables above).
 """
 
 from .attribution import state_effects

@@ -2,7 +2,8 @@
 
 Every quantity is an ordinary arithmetic mean over clean–corrupted pairs
 (seed 000, §VII-A: "Model-, corruption-, and severity-level quantities are
-ordinary arithmetic means"), with RAS computed per pair first.
+ordinary arithmetic means"), with RAS computed per pair first. :func:`with_ci`
+writes a table's values with their bootstrap intervals for display.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ...stats.grouped import as_cols, check_single_method, codes_in, group_codes
 from .pairs import STATES
 
 __all__ = ["TABLE_II_STATS", "REGIMES", "REGIME_NAMES", "REGIME_STATES", "table_ii", "table_iii", "table_iv",
-           "table_vi", "regime_of", "regime_examples"]
+           "table_vi", "regime_of", "regime_examples", "with_ci"]
 
 #: Columns of Table II, in order.
 TABLE_II_STATS = ("acc_clean", "acc_corr", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct")
@@ -275,3 +276,21 @@ def table_vi(t2: pd.DataFrame, unit: str | Sequence[str] = ("model",), *, tie_me
     cols = [*unit, "abs", "abs_rank", "abs_dr", "delta_acc", "delta_acc_rank", "delta_acc_dr",
             "rel_rob", "rel_rob_rank", "rel_rob_dr", "RAS", "RAS_rank"]
     return out[cols].sort_values(["RAS_rank", *unit], kind="stable").reset_index(drop=True)
+
+
+def with_ci(df: pd.DataFrame, cols: Sequence[str], digits: int = 3) -> pd.DataFrame:
+    """Display form of a table with intervals (e.g. :func:`table_ii`): ``value [lo, hi]`` strings.
+
+    For each of ``cols``, the value and its ``<col>_lo`` / ``<col>_hi`` bounds with ``digits`` decimals
+    (one for ``mixed_pct``); the value alone when the table has no bounds for it. The ``model`` column is
+    kept first when present; the index is ``df``'s.
+    """
+    out = df[["model"]].copy() if "model" in df else pd.DataFrame(index=df.index)
+    for c in cols:
+        fmt = f"{{:.{1 if c == 'mixed_pct' else digits}f}}"
+        if f"{c}_lo" in df:
+            out[c] = [f"{fmt.format(v)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+                      for v, lo, hi in zip(df[c], df[f"{c}_lo"], df[f"{c}_hi"], strict=True)]
+        else:
+            out[c] = df[c].map(fmt.format)
+    return out

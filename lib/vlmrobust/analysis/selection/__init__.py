@@ -8,10 +8,13 @@ The pipeline of notebook 01, one module per step:
   encoder) embeddings;
 * :mod:`.novelty` — the greedy semantic novelty ν over A⁺ (Eqs. 4–5);
 * :mod:`.selection` — ``e = κ + ν`` and the strict cut at the mean (Eq. 6),
-  the size-matched leave-one-selector-out Table I, semantic vs inconsistency;
+  the size-matched leave-one-selector-out Table I, semantic vs inconsistency,
+  the category shift (Figs. 3(b) / 8) and the per-question table;
 * :mod:`.pool` — a candidate pool balanced over sources and task families;
 * :mod:`.observations` — the observations table (§IV-E claims);
-* :mod:`.simulate` — a synthetic selection problem for benchmarks and scaling.
+* :mod:`.simulate` — a synthetic selection problem for benchmarks and scaling, and its timing;
+* :mod:`.figures` — the notebook's figures (κ and G, novelty, the (κ, ν) plane, Figs. 3(a)/9(a), 3(b)/8,
+  9(b–d), the scaling plot), drawn from the arrays and tables above.
 
 >>> paths = answer_paths(pred)                    # predictions table of the selectors' sweep
 >>> G = gini(paths.pred, paths.K)                 # (items, selectors, corruptions)

@@ -17,6 +17,10 @@ Choices the paper leaves open, fixed here:
   without the removed selector; *recomputed* variants also recompute A⁺ and ν.
 * Semantic-only keeps the top-|S| of A⁺ by ν, inconsistency-only the top-|S|
   by κ; both are compared by their Jaccard index.
+
+The split's tables: :func:`category_shift` (Figs. 3(b) / 8, the share of each
+task family or source in pool and split) and :func:`selection_table` (the
+per-question scores notebook 01 writes).
 """
 
 from __future__ import annotations
@@ -28,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from .novelty import TIE_DECIMALS, greedy_novelty
-from .responsiveness import eligible, kappa
+from .responsiveness import eligible, kappa, selector_gini
 
 __all__ = ["Selection", "select", "split_mask", "top_k", "jaccard", "table_i", "criteria_overlap",
-           "TABLE_I_COLUMNS"]
+           "category_shift", "selection_table", "TABLE_I_COLUMNS"]
 
 TABLE_I_COLUMNS = ("removed", "fixed_ji", "fixed_kept", "fixed_retention", "recomputed_eligible",
                    "recomputed_ji", "recomputed_kept", "recomputed_retention", "split_size")
@@ -179,3 +183,29 @@ def criteria_overlap(selection: Selection) -> dict:
             "inconsistency_kept": int((inconsistency & selection.selected).sum()),
             "both": int((semantic & inconsistency).sum()), "ji": jaccard(semantic, inconsistency),
             "semantic": semantic, "inconsistency": inconsistency}
+
+
+def category_shift(groups: pd.Series, selected: np.ndarray, *, sort: bool = True) -> pd.DataFrame:
+    """Figs. 3(b) / 8: each category's share of the pool and of the split, and the shift ``split - pool``.
+
+    ``groups``: one category per pool item (e.g. ``items.task`` or ``items.source``); ``selected``: the split's
+    mask. One row per category (indexed by it), columns ``pool``, ``split`` (0 for a category the split lacks)
+    and ``shift``; sorted by decreasing shift unless ``sort=False``.
+    """
+    comp = pd.DataFrame({"pool": groups.value_counts(normalize=True),
+                         "split": groups[selected].value_counts(normalize=True)}).fillna(0.0)
+    comp["shift"] = comp.split - comp.pool
+    return comp.sort_values("shift", ascending=False) if sort else comp
+
+
+def selection_table(selection: Selection, items: pd.DataFrame, G: np.ndarray, selectors: Sequence[str],
+                    eval_gini: np.ndarray | None = None) -> pd.DataFrame:
+    """The per-question scores of a pool: :meth:`Selection.table` with the items' ``task`` and ``source``, each
+    selector's mean G (``G_<selector>``, :func:`~vlmrobust.analysis.selection.selector_gini`) and, when given,
+    the evaluated models' Gini (``gini_evaluated``)."""
+    table = selection.table().assign(task=items.task.to_numpy(), source=items.source.to_numpy())
+    for j, s in enumerate(selectors):
+        table[f"G_{s}"] = selector_gini(G)[:, j]
+    if eval_gini is not None:
+        table["gini_evaluated"] = eval_gini
+    return table
