@@ -90,9 +90,11 @@ display(overview)
 # package to within a grey level (`tests/test_corrupt_parity.py`); `backend="reference"` runs the reference.
 #
 # **Escalation and traversal** (seed 001): Gaussian blur $\sigma \in \{1,2,3,4\}$ px; contrast
-# $x' = \mu + (1 - c)(x - \mu)$ with $c \in \{0.3, 0.5, 0.7, 0.9\}$ the *fraction of contrast removed*
-# around the mean luma $\mu$; rotation $\theta \in \{5, 10, 15, 20\}°$; center crop keeping the central
-# $(1-p)$ of each side, $p \in \{0.2, 0.4, 0.6, 0.8\}$ (so $1-(1-p)^2$ of the area goes), resized back.
+# $x' = \mu + c\,(x - \mu)$ around the mean luma $\mu$ with the *contrast factor*
+# $c \in \{0.9, 0.7, 0.5, 0.3\}$, the share of contrast kept (as PIL's and torchvision's factor); rotation
+# $\theta \in \{5, 10, 15, 20\}°$; center crop removing the share $p \in \{0.2, 0.4, 0.6, 0.8\}$ of the
+# area (the central $\sqrt{1-p}$ of each side is kept), resized back. The other readings (c removed, p of
+# each side) are the `reading` option of `corrupt.apply`.
 # Traversals fill the first share $s \in \{0.2, 0.4, 0.6, 0.8\}$ of the image, seen from the starting side
 # (top, bottom, left, right), with black.
 #

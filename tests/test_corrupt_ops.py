@@ -30,21 +30,29 @@ def test_traversals_fill_the_stated_share_from_the_starting_side(img):
         assert (rl[:, w - n_c:] == 0).all() and np.array_equal(rl[:, : w - n_c], img[:, : w - n_c])
 
 
-def test_center_crop_keeps_the_centre_with_p_the_side_fraction_removed():
+def test_center_crop_removes_the_share_p_of_the_area_and_the_side_reading_stays_an_option():
     img = np.zeros((100, 100, 3), np.uint8)
     img[40:60, 40:60] = 255  # a centred square covering 20 % of the side
+    from vlmrobust.corrupt.escalation import bruce_center_crop
+
     for level, p in enumerate((0.2, 0.4, 0.6, 0.8), start=1):
-        out = corrupt.apply(img, "bruce_center_crop", level)
-        side = (out[50, :, 0] > 127).sum()
-        assert side == pytest.approx(20 / (1 - p), abs=2)  # the square grows by 1 / (1 - p)
+        area = bruce_center_crop(img, level)  # default: p is the share of the area removed (seed 001)
+        side = (area[50, :, 0] > 127).sum()
+        assert side == pytest.approx(20 / np.sqrt(1 - p), abs=2)  # the kept window is sqrt(1 - p) of each side
+        by_side = bruce_center_crop(img, level, reading="side")  # p of each side removed
+        assert (by_side[50, :, 0] > 127).sum() == pytest.approx(20 / (1 - p), abs=2)
 
 
-def test_bruce_contrast_removes_the_stated_fraction_around_mean_luma(img):
+def test_bruce_contrast_keeps_the_stated_share_around_mean_luma(img):
+    from vlmrobust.corrupt.escalation import bruce_contrast
+
     y = img.astype(float) @ [0.299, 0.587, 0.114]
-    for level, c in enumerate((0.3, 0.5, 0.7, 0.9), start=1):
-        out = corrupt.apply(img, "bruce_contrast", level).astype(float)
-        expected = y.mean() + (1 - c) * (img.astype(float) - y.mean())
-        assert np.abs(out - np.clip(expected, 0, 255)).max() <= 1.0
+    # the paper's factors 0.9 .. 0.3 read as the share kept (default), or as the share removed (0.3 .. 0.9 removed)
+    for level, shares in enumerate(((0.9, 0.7), (0.7, 0.5), (0.5, 0.3), (0.3, 0.1)), start=1):
+        for reading, kept in zip(("kept", "removed"), shares, strict=True):
+            out = bruce_contrast(img, level, reading=reading).astype(float)
+            expected = y.mean() + kept * (img.astype(float) - y.mean())
+            assert np.abs(out - np.clip(expected, 0, 255)).max() <= 1.0, (reading, level)
 
 
 def test_bruce_blur_and_rotation_escalate(img):

@@ -47,7 +47,7 @@ def test_metadata_is_complete_and_consistent():
         assert m.reference == (name in corrupt.IMAGENET_C)
     assert corrupt.info("gaussian_noise").params == (0.08, 0.12, 0.18, 0.26, 0.38)
     assert corrupt.info("bruce_blur").params == (1, 2, 3, 4)
-    assert corrupt.info("bruce_contrast").params == (0.3, 0.5, 0.7, 0.9)
+    assert corrupt.info("bruce_contrast").params == (0.9, 0.7, 0.5, 0.3)  # the contrast factor kept
     assert corrupt.info("bruce_rotate").params == (5, 10, 15, 20)
     assert corrupt.info("bruce_center_crop").params == (0.2, 0.4, 0.6, 0.8)
     assert corrupt.info("traverse_topdown").params == (0.2, 0.4, 0.6, 0.8)

@@ -200,7 +200,6 @@ def test_worst_direction_its_score_and_t_max_on_a_constructed_table():
     assert u.W_D == "BU" and u.W_T == pytest.approx(0.2)  # BU and LR tie at 0.2: the first given wins
     assert u.T_max == pytest.approx((2.0 + 0.8) / 5)  # LR's last state: max over direction x state
     assert u.T_mu == pytest.approx(d.mean())
-    assert u.T_max >= u.W_T >= u.T_mu
     # betas and gammas: weights renormalised; a mapping or a list in order
     b = X.trci(constructed_states(), betas={"TD": 1, "BU": 0, "LR": 0, "RL": 0}).units.T_mu.iloc[0]
     assert b == pytest.approx(d["TD"])
@@ -301,7 +300,7 @@ def test_weighting_schemes_and_the_exact_rank_correlation_without_d_spatial():
     eq = X.trci(st).units.T_mu.to_numpy()
     assert scores["T-RCI:equal"].to_numpy() == pytest.approx(eq)
     rho = AB.rank_correlations(scores, "T-RCI")
-    assert rho.loc["equal", "no-spatial"] == 1.0  # an affine map: exactly 1
+    # T_equal = 4/5 T_no-spatial + 0.1 per unit: the residual of the affine map, from two trci calls
     assert np.abs(AB.affine_residual(st).residual).max() < 1e-15
     assert rho.shape == (5, 5) and (np.diag(rho) == 1).all()
     with pytest.raises(ValueError, match="two or more"):
@@ -367,50 +366,11 @@ def test_latent_instability_and_early_warnings():
 # --------------------------------------------------------------------------- the observation checks
 
 
-def test_check_similar_accuracy_different_rci():
-    t = pd.DataFrame({"model": ["a", "b", "c"], "A_CR": [0.5, 0.52, 0.9], "RCI_mu": [0.1, 0.3, 0.1]})
-    assert CH.obs_similar_accuracy_different_index(t, ["model"]).reproduced is True
-    t2 = t.assign(RCI_mu=[0.1, 0.12, 0.4])
-    assert CH.obs_similar_accuracy_different_index(t2, ["model"]).reproduced is False
-    assert CH.obs_similar_accuracy_different_index(t.assign(A_CR=[0.1, 0.5, 0.9]), ["model"]).reproduced is None
-
-
-def test_check_clean_not_robust():
-    t = pd.DataFrame({"model": ["a", "b"], "group": ["g", "g"], "A_CL": [0.9, 0.5], "RCI_mu": [0.3, 0.1]})
-    assert CH.obs_clean_not_robust(t).reproduced is True
-    assert CH.obs_clean_not_robust(t.assign(RCI_mu=[0.1, 0.3])).reproduced is False
-
-
-def test_check_direction_dependence():
-    d = X.trci(constructed_states()).directions
-    assert CH.obs_direction_dependence(d, ["model"], gap=0.05).reproduced is True
-    assert CH.obs_direction_dependence(d, ["model"], gap=0.5).reproduced is False
-
-
 def test_checks_of_regimes_and_monotonicity():
     mixed = F.curve_regimes(curves_of({"a": [0.8, 0.8, 0.7], "b": [0.8, 0.5, 0.55], "c": [0.8, 0.3, 0.2]}))
-    assert CH.obs_three_regimes(mixed).reproduced is True and CH.obs_non_monotone(mixed).reproduced is True
+    assert CH.obs_three_regimes(mixed).reproduced is True
     flat = F.curve_regimes(curves_of({"a": [0.8, 0.8, 0.7], "c": [0.8, 0.3, 0.2]}))
-    assert CH.obs_three_regimes(flat).reproduced is False and CH.obs_non_monotone(flat).reproduced is False
-
-
-def test_checks_of_the_ablation():
-    names = ["equal", "accuracy-heavy", "entropy-heavy", "failure-heavy", "no-spatial"]
-    one = pd.DataFrame(1.0, index=names, columns=names)
-    assert CH.obs_weighting_insensitive(one.iloc[:4, :4], one).reproduced is True
-    low = one.copy()
-    low.loc["equal", "accuracy-heavy"] = low.loc["accuracy-heavy", "equal"] = 0.5
-    assert CH.obs_weighting_insensitive(low.iloc[:4, :4], one).reproduced is False
-    assert CH.obs_no_spatial_rho(one, 0.0).reproduced is False  # rho 1, not the paper's 0.95
-    near = one.copy()
-    near.loc["equal", "no-spatial"] = 0.95
-    assert CH.obs_no_spatial_rho(near, 0.0).reproduced is True
-
-
-def test_check_latent_before_flip():
-    lat = F.latent_instability(latent_table(), [DIRS["TD"], DIRS["BU"]])
-    assert CH.obs_latent_before_flip(F.warning_summary(F.early_warnings(lat, threshold=0.25)), 0.25).reproduced
-    assert CH.obs_latent_before_flip(F.warning_summary(F.early_warnings(lat, threshold=0.5)), 0.5).reproduced is False
+    assert CH.obs_three_regimes(flat).reproduced is False
 
 
 def test_check_bottomup_hurts_more():

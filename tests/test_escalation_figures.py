@@ -309,3 +309,33 @@ def test_latent_instability_examples_mark_the_warning_and_the_flip():
     assert len(fig.axes) == 6 and sum(a.axison for a in fig.axes) == 4
     with pytest.raises(ValueError):
         EF.latent_instability_examples(lat, ex.iloc[:0], TRAV, SHARE, COLORS)
+
+
+def test_ladder_rungs_one_row_per_ladder_clean_first():
+    img = np.zeros((64, 64, 3), np.uint8)
+    fig = EF.ladder_rungs(img, {"contrast": [("0.9", img), ("0.3", img)], "crop": [("0.2", img)]}, "t")
+    axes = np.array(fig.axes).reshape(2, 3)
+    assert axes[0, 0].get_title() == "clean" and axes[0, 2].get_title() == "0.3"
+    assert not axes[1, 2].axison  # the crop row has one rung fewer
+    with pytest.raises(ValueError, match="no ladder"):
+        EF.ladder_rungs(img, {}, "t")
+    plt.close("all")
+
+
+def test_table_i_fit_draws_the_papers_rows_and_the_bound():
+    from vlmrobust.analysis.escalation import paper_table as PT
+
+    run = pd.DataFrame({"reading": ["joint", "table-i"], "A_CR": [0.5, 0.5], "RCI_mu": [0.0, 0.15]})
+    fig = EF.table_i_fit(PT.PAPER_TABLE_I, 0.3, run)
+    ax = fig.axes[0]
+    assert len(ax.collections) == 3 and len(ax.collections[0].get_offsets()) == 19
+    assert ax.lines[0].get_ydata()[-1] == pytest.approx(0.3)
+    plt.close("all")
+
+
+def test_fill_examples_paint_the_given_mean_colour():
+    img = np.full((64, 64, 3), 200, np.uint8)
+    fig = EF.fill_examples(img, None, ["mean"], "t", mean_rgb=(1, 2, 3))
+    shown = fig.axes[1].get_images()[0].get_array()  # top-down 0.4
+    assert tuple(shown[0, 0]) == (1, 2, 3)
+    plt.close("all")

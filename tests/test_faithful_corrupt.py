@@ -138,23 +138,56 @@ def test_seed002_rotation_is_minus_then_plus_30_degrees(level, theta):
 
 # --- BRUCE contrast and center crop -------------------------------------------------------------------
 
-def test_bruce_contrast_matches_pillow_with_factor_one_minus_c():
+def test_bruce_contrast_matches_pillow_with_the_contrast_factor_kept():
+    # "contrast factors c": Pillow's and torchvision's factor is the share of contrast kept; the ladder
+    # escalates, so level 1 keeps the most (0.9) and level 4 the least (0.3)
     img = _smooth_image()
-    for level, c in enumerate(PAPER_CONTRAST, start=1):
+    for level, c in enumerate(sorted(PAPER_CONTRAST, reverse=True), start=1):
         # Pillow's Contrast blends with the mean of the image's L (BT.601) channel, rounded to an integer
-        want = np.asarray(ImageEnhance.Contrast(Image.fromarray(img)).enhance(1.0 - c)).astype(np.float64)
+        want = np.asarray(ImageEnhance.Contrast(Image.fromarray(img)).enhance(c)).astype(np.float64)
         got = corrupt.apply(img, "bruce_contrast", level).astype(np.float64)
         assert np.abs(got - want).max() <= 1.0, f"level {level} (c {c})"
+    assert corrupt.info("bruce_contrast").params == (0.9, 0.7, 0.5, 0.3)
 
 
-def test_bruce_center_crop_keeps_the_central_one_minus_p_of_each_side():
+def test_bruce_contrast_other_reading_removes_the_share_c():
+    img = _smooth_image()
+    for level, c in enumerate(PAPER_CONTRAST, start=1):
+        want = np.asarray(ImageEnhance.Contrast(Image.fromarray(img)).enhance(1.0 - c)).astype(np.float64)
+        got = corrupt.apply(img, "bruce_contrast", level, reading="removed").astype(np.float64)
+        assert np.abs(got - want).max() <= 1.0, f"level {level} (c {c})"
+    with pytest.raises(ValueError, match="contrast reading"):
+        corrupt.apply(img, "bruce_contrast", 1, reading="halved")
+
+
+def _pil_center_crop(img, side_kept):
+    h, w = img.shape[:2]
+    kh, kw = round(side_kept * h), round(side_kept * w)
+    y0, x0 = (h - kh) // 2, (w - kw) // 2
+    return np.asarray(Image.fromarray(img).crop((x0, y0, x0 + kw, y0 + kh)).resize((w, h), Image.BILINEAR))
+
+
+def test_bruce_center_crop_removes_the_share_p_of_the_area():
     img = _smooth_image()
     h, w = img.shape[:2]
     for level, p in enumerate(PAPER_CROP, start=1):
-        kh, kw = round((1 - p) * h), round((1 - p) * w)
-        y0, x0 = (h - kh) // 2, (w - kw) // 2
-        want = np.asarray(Image.fromarray(img).crop((x0, y0, x0 + kw, y0 + kh)).resize((w, h), Image.BILINEAR))
+        want = _pil_center_crop(img, math.sqrt(1 - p))  # kept area (1 - p): sqrt(1 - p) of each side
         got = corrupt.apply(img, "bruce_center_crop", level)
+        diff = np.abs(got.astype(np.float64) - want)
+        assert diff[2:-2, 2:-2].max() <= 2.0 and diff.mean() < 0.5, f"level {level} (p {p})"
+    # the area kept, measured on a centred square: it grows by 1 / sqrt(1 - p) per side
+    sq = np.zeros((100, 100, 3), np.uint8)
+    sq[40:60, 40:60] = 255
+    for level, p in enumerate(PAPER_CROP, start=1):
+        side = (corrupt.apply(sq, "bruce_center_crop", level)[50, :, 0] > 127).sum()
+        assert side == pytest.approx(20 / math.sqrt(1 - p), abs=2)
+
+
+def test_bruce_center_crop_other_reading_removes_the_share_p_of_each_side():
+    img = _smooth_image()
+    for level, p in enumerate(PAPER_CROP, start=1):
+        want = _pil_center_crop(img, 1 - p)
+        got = corrupt.apply(img, "bruce_center_crop", level, reading="side")
         diff = np.abs(got.astype(np.float64) - want)
         assert diff[2:-2, 2:-2].max() <= 2.0 and diff.mean() < 0.5, f"level {level} (p {p})"
 

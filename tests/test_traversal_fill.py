@@ -40,6 +40,9 @@ def test_mean_fill_paints_the_band_with_the_dataset_mean(img):
         assert (rl[:, w - n_c:] == E.SYNTH_MEAN_RGB).all() and np.array_equal(rl[:, : w - n_c], img[:, : w - n_c])
     rgb = E.remove_band(img, "bottomup", 0.5, (1, 2, 3))
     assert (rgb[32:] == (1, 2, 3)).all()
+    own = corrupt.apply(img, "traverse_bottomup_mean", 2, rgb=(9, 8, 7))  # the mean of the items' own images
+    assert (own[h - round(0.4 * h):] == (9, 8, 7)).all() and np.array_equal(own[: h - round(0.4 * h)],
+                                                                                img[: h - round(0.4 * h)])
 
 
 def test_the_mean_colour_is_the_synthetic_benchmarks():
@@ -110,7 +113,7 @@ def test_kept_extent_and_share_outside():
     assert EV.kept_extent("traverse_topdown_mean", 1, (64, 64)) == (0, 13, 64, 64)
     assert EV.kept_extent("traverse_bottomup", 2, (64, 64)) == (0, 0, 64, 38)
     assert EV.kept_extent("traverse_leftright_crop", 4, (64, 64)) == (51, 0, 64, 64)
-    assert EV.kept_extent("bruce_center_crop", 2, (64, 64)) == (13, 13, 51, 51)
+    assert EV.kept_extent("bruce_center_crop", 2, (64, 64)) == (7, 7, 57, 57)  # p 0.4 of the area: 50 px kept
     assert EV.kept_extent("bruce_blur", 3, (64, 64)) is None and EV.kept_extent("bruce_blur", 0, (64, 64)) == (0, 0, 64, 64)
     assert EV.share_outside((0, 0, 10, 10), (0, 5, 64, 64)) == pytest.approx(0.5)
     assert EV.share_outside((0, 0, 10, 10), (20, 20, 64, 64)) == 1.0

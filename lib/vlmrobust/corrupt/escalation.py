@@ -12,16 +12,19 @@ made here are:
 
 * **blur**: Gaussian with sigma in pixels of the image as given, kernel
   truncated at 4 sigma, replicated border.
-* **contrast**: ``c`` is the *fraction of contrast removed*, so the ladder
-  escalates with the level: ``x' = mu + (1 - c)(x - mu)`` with ``mu`` the mean
-  luma (ITU-R BT.601 weights) of the image, the same centre as Pillow's
-  ``ImageEnhance.Contrast``.
+* **contrast** (``reading="kept"``, the default): ``c`` is the *contrast factor*, the share of contrast
+  **kept**, as in Pillow's ``ImageEnhance.Contrast`` and torchvision's ``adjust_contrast``:
+  ``x' = mu + c (x - mu)`` with ``mu`` the mean luma (ITU-R BT.601 weights), the ladder escalating
+  0.9, 0.7, 0.5, 0.3 (:data:`CONTRAST_KEPT`). ``reading="removed"`` reads ``c`` as the share removed
+  (keeps ``1 - c``: 0.7, 0.5, 0.3, 0.1; :data:`CONTRAST_REMOVED`), the library's earlier reading.
 * **rotation**: counter-clockwise by ``theta`` about the image centre, same
   size, bilinear, corners filled with :data:`FILL`.
-* **center crop**: ``p`` is the *fraction of each side length removed*: the
-  central ``(1 - p) H x (1 - p) W`` region is kept (``1 - (1 - p)^2`` of the
-  area is removed: 36 %, 64 %, 84 %, 96 %) and resized back to ``H x W``
-  (bilinear), as a VLM processor would resize a cropped image.
+* **center crop** (``reading="area"``, the default): ``p`` is the *share of the area removed* ("removed
+  increasing fractions of image content"): the central ``sqrt(1 - p) H x sqrt(1 - p) W`` region is
+  kept and resized back to ``H x W`` (bilinear), as a VLM processor would resize a cropped image.
+  ``reading="side"`` reads ``p`` as the share of each side removed (``1 - (1 - p)^2`` of the area:
+  36 %, 64 %, 84 %, 96 %), the library's earlier reading. :data:`CROP_REMOVED` holds the share of each
+  side removed under the default reading (what :mod:`.evidence` reads).
 * **traversals**: the first ``s`` share of the rows (top-down, bottom-up) or
   columns (left-to-right, right-to-left), counted from the starting side, is
   replaced by :data:`FILL` (black); the image keeps its size.
@@ -29,7 +32,12 @@ made here are:
   dataset mean colour (``traverse_<direction>_mean``) or cut off with the rest
   resized back (``traverse_<direction>_crop``), the mean colour being the
   default fill (:data:`DEFAULT_TRAVERSAL_FILL`), and the evidence-free control
-  ``sky_band_<fill>`` that removes only sky rows.
+  ``sky_band_<fill>`` that removes only sky rows. The mean colour is an option (``rgb``): the registry's
+  default is the synthetic benchmark's (:data:`SYNTH_MEAN_RGB`);
+  :func:`vlmrobust.analysis.escalation.ladders.ladder_corrupt` makes the corruption function a sweep uses
+  with the colour computed from its items' own images (:func:`dataset_mean_colour`) and the readings.
+
+Both readings of each ladder stay available as the ``reading`` option of :func:`vlmrobust.corrupt.apply`.
 """
 
 from __future__ import annotations
@@ -39,7 +47,9 @@ import numpy as np
 
 from ._core import PerturbationInfo, register, to_uint8_round
 
-__all__ = ["FILL", "BLUR_SIGMAS", "CONTRAST_REMOVED", "ROTATION_DEG", "CROP_REMOVED", "TRAVERSAL_SHARES",
+__all__ = ["FILL", "BLUR_SIGMAS", "CONTRAST_KEPT", "CONTRAST_REMOVED", "CONTRAST_READINGS", "ROTATION_DEG",
+           "CROP_AREA_REMOVED", "CROP_REMOVED", "CROP_READINGS", "TRAVERSAL_SHARES", "contrast_factor",
+           "crop_side_removed", "center_crop_extent", "check_reading",
            "rotate", "register_all", "DIRECTIONS", "DIRECTION_LABELS", "FILLS", "DEFAULT_TRAVERSAL_FILL",
            "SYNTH_MEAN_RGB", "SKY_BAND_SHARES", "band_extent", "remove_band", "sky_rows", "sky_band_extent",
            "sky_band", "dataset_mean_colour", "traversal_name", "traversal_names", "control_name",
@@ -48,9 +58,15 @@ __all__ = ["FILL", "BLUR_SIGMAS", "CONTRAST_REMOVED", "ROTATION_DEG", "CROP_REMO
 #: Fill colour of removed or uncovered pixels (rotation corners, traversals): black.
 FILL = (0, 0, 0)
 BLUR_SIGMAS = (1.0, 2.0, 3.0, 4.0)
+#: The paper's contrast factors in escalation order, read as the share of contrast kept (default reading).
+CONTRAST_KEPT = (0.9, 0.7, 0.5, 0.3)
+#: The same factors read as the share removed (``reading="removed"``): levels keep 0.7, 0.5, 0.3, 0.1.
 CONTRAST_REMOVED = (0.3, 0.5, 0.7, 0.9)
+CONTRAST_READINGS = ("kept", "removed")
 ROTATION_DEG = (5.0, 10.0, 15.0, 20.0)
-CROP_REMOVED = (0.2, 0.4, 0.6, 0.8)
+#: The paper's crop ratios p, read as the share of the area removed (default reading).
+CROP_AREA_REMOVED = (0.2, 0.4, 0.6, 0.8)
+CROP_READINGS = ("area", "side")
 TRAVERSAL_SHARES = (0.2, 0.4, 0.6, 0.8)
 _LEVELS = (1, 2, 3, 4)
 
@@ -72,11 +88,25 @@ def bruce_blur(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarray:
     return to_uint8_round(out)
 
 
-def bruce_contrast(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarray:
-    """Remove a fraction c = 0.3 .. 0.9 of the contrast around the mean luma."""
-    c = CONTRAST_REMOVED[level - 1]
+def check_reading(reading: str, allowed: tuple[str, ...], what: str) -> str:
+    """``reading`` if it is one of ``allowed``, else a ``ValueError`` naming the ladder (``what``)."""
+    if reading not in allowed:
+        raise ValueError(f"the {what} reading must be one of {allowed}, got {reading!r}")
+    return reading
+
+
+def contrast_factor(level: int, reading: str = "kept") -> float:
+    """The share of contrast level ``level`` keeps: 0.9 .. 0.3 (``"kept"``) or 0.7 .. 0.1 (``"removed"``)."""
+    if check_reading(reading, CONTRAST_READINGS, "contrast") == "kept":
+        return CONTRAST_KEPT[level - 1]
+    return 1.0 - CONTRAST_REMOVED[level - 1]
+
+
+def bruce_contrast(x: np.ndarray, level: int, rng=None, depth=None, reading: str = "kept") -> np.ndarray:
+    """Contrast factor c = 0.9 .. 0.3 (the share kept) around the mean luma."""
+    k = contrast_factor(level, reading)
     mu = float(cv2.mean(cv2.cvtColor(x, cv2.COLOR_RGB2GRAY))[0])
-    lut = np.clip(np.rint(mu + (1.0 - c) * (np.arange(256) - mu)), 0, 255).astype(np.uint8)
+    lut = np.clip(np.rint(mu + k * (np.arange(256) - mu)), 0, 255).astype(np.uint8)
     return cv2.LUT(x, lut)
 
 
@@ -85,17 +115,35 @@ def bruce_rotate(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarray:
     return rotate(x, ROTATION_DEG[level - 1])
 
 
+def crop_side_removed(p: float, reading: str = "area") -> float:
+    """The share of each side a crop ratio ``p`` removes: ``1 - sqrt(1 - p)`` (``"area"``) or ``p`` (``"side"``)."""
+    if check_reading(reading, CROP_READINGS, "crop") == "side":
+        return float(p)
+    return 1.0 - float(np.sqrt(1.0 - p))
+
+
+#: Share of each side removed by the four crop levels under the default (area) reading: 0.106 .. 0.553.
+CROP_REMOVED = tuple(crop_side_removed(p) for p in CROP_AREA_REMOVED)
+
+
+def center_crop_extent(shape: tuple[int, ...], removed: float) -> tuple[int, int, int, int]:
+    """The central region ``(x0, y0, x1, y1)`` (ends exclusive) that a crop removing ``removed`` of each side keeps."""
+    h, w = shape[:2]
+    kh, kw = max(1, int(round((1 - removed) * h))), max(1, int(round((1 - removed) * w)))
+    y0, x0 = (h - kh) // 2, (w - kw) // 2
+    return x0, y0, x0 + kw, y0 + kh
+
+
 def center_crop(x: np.ndarray, removed: float) -> np.ndarray:
     """Keep the central ``1 - removed`` of each side and resize back to the full size (bilinear)."""
     h, w = x.shape[:2]
-    kh, kw = max(1, int(round((1 - removed) * h))), max(1, int(round((1 - removed) * w)))
-    y0, x0 = (h - kh) // 2, (w - kw) // 2
-    return cv2.resize(x[y0:y0 + kh, x0:x0 + kw], (w, h), interpolation=cv2.INTER_LINEAR)
+    x0, y0, x1, y1 = center_crop_extent(x.shape, removed)
+    return cv2.resize(x[y0:y1, x0:x1], (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def bruce_center_crop(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarray:
-    """Center crop removing p = 0.2 .. 0.8 of each side length, resized back."""
-    return center_crop(x, CROP_REMOVED[level - 1])
+def bruce_center_crop(x: np.ndarray, level: int, rng=None, depth=None, reading: str = "area") -> np.ndarray:
+    """Center crop removing p = 0.2 .. 0.8 of the area (the central sqrt(1 - p) of each side), resized back."""
+    return center_crop(x, crop_side_removed(CROP_AREA_REMOVED[level - 1], reading))
 
 
 def traverse(x: np.ndarray, direction: str, share: float, fill: tuple[int, int, int] = FILL) -> np.ndarray:
@@ -129,16 +177,17 @@ def register_all() -> None:
     common = dict(source="001", levels=_LEVELS, random=False)
     register(PerturbationInfo(name="bruce_blur", family="escalation", params=BLUR_SIGMAS, param_name="sigma",
                               unit="px", description=bruce_blur.__doc__.splitlines()[0], **common), bruce_blur)
-    register(PerturbationInfo(name="bruce_contrast", family="escalation", params=CONTRAST_REMOVED,
-                              param_name="contrast removed c", unit="fraction",
-                              description=bruce_contrast.__doc__.splitlines()[0], **common), bruce_contrast)
+    register(PerturbationInfo(name="bruce_contrast", family="escalation", params=CONTRAST_KEPT,
+                              param_name="contrast factor c (share kept)", unit="fraction",
+                              description=bruce_contrast.__doc__.splitlines()[0], options=("reading",),
+                              **common), bruce_contrast)
     register(PerturbationInfo(name="bruce_rotate", family="escalation", params=ROTATION_DEG,
                               param_name="rotation angle", unit="deg",
                               description=bruce_rotate.__doc__.splitlines()[0], **common), bruce_rotate)
-    register(PerturbationInfo(name="bruce_center_crop", family="escalation", params=CROP_REMOVED,
-                              param_name="side fraction removed p", unit="fraction",
-                              description=bruce_center_crop.__doc__.splitlines()[0], **common),
-             bruce_center_crop)
+    register(PerturbationInfo(name="bruce_center_crop", family="escalation", params=CROP_AREA_REMOVED,
+                              param_name="area fraction removed p", unit="fraction",
+                              description=bruce_center_crop.__doc__.splitlines()[0], options=("reading",),
+                              **common), bruce_center_crop)
     for direction, label in [("topdown", "top-down"), ("bottomup", "bottom-up"),
                              ("leftright", "left-to-right"), ("rightleft", "right-to-left")]:
         register(PerturbationInfo(name=f"traverse_{direction}", family="traversal", params=TRAVERSAL_SHARES,
@@ -158,8 +207,9 @@ def register_all() -> None:
 # choice, made part of the perturbation's name so that every fill has its own sweep shards:
 #
 # * ``"black"``: the paper's figures (``traverse_<direction>``, the registry's original traversals);
-# * ``"mean"``: the dataset's mean colour (:data:`SYNTH_MEAN_RGB` for the synthetic benchmark;
-#   :func:`dataset_mean_colour` computes it for any image set);
+# * ``"mean"``: the dataset's mean colour, the option ``rgb`` (:data:`SYNTH_MEAN_RGB`, the synthetic
+#   benchmark's, when not given; :func:`dataset_mean_colour` computes it from the items' own images and
+#   ``analysis.escalation.ladders.ladder_corrupt`` passes it to every mean-filled condition of a sweep);
 # * ``"crop"``: crop-and-resize: the removed band is cut off and the rest is resized back to the full size
 #   (bilinear, as a VLM processor resizes a cropped image), so no pixel that is not scene content is added.
 #
@@ -222,10 +272,11 @@ def band_extent(shape: tuple[int, ...], direction: str, share: float) -> tuple[i
             "leftright": (n_cols, 0, w, h), "rightleft": (0, 0, w - n_cols, h)}[direction]
 
 
-def remove_band(x: np.ndarray, direction: str, share: float, fill="black") -> np.ndarray:
+def remove_band(x: np.ndarray, direction: str, share: float, fill="black",
+                mean_rgb: tuple[int, int, int] = SYNTH_MEAN_RGB) -> np.ndarray:
     """Remove the first ``share`` of the image seen from ``direction``'s side, replaced as ``fill`` says.
 
-    ``fill``: ``"black"`` (identical to :func:`traverse`), ``"mean"`` (:data:`SYNTH_MEAN_RGB`), an RGB
+    ``fill``: ``"black"`` (identical to :func:`traverse`), ``"mean"`` (``mean_rgb``), an RGB
     triple, or ``"crop"`` (cut the band off and resize the rest back to ``H x W``, bilinear). A band that
     would leave nothing (share 1) keeps one row or column for ``"crop"``.
     """
@@ -241,7 +292,7 @@ def remove_band(x: np.ndarray, direction: str, share: float, fill="black") -> np
         if kept.shape[:2] == (h, w):
             return x.copy()
         return cv2.resize(kept, (w, h), interpolation=cv2.INTER_LINEAR)
-    rgb = (0, 0, 0) if fill == "black" else SYNTH_MEAN_RGB if fill == "mean" else fill
+    rgb = (0, 0, 0) if fill == "black" else _check_fill(mean_rgb) if fill == "mean" else fill
     out = np.empty_like(x)
     out[:] = rgb
     out[y0:y1, x0:x1] = x[y0:y1, x0:x1]
@@ -264,13 +315,14 @@ def sky_band_extent(image: np.ndarray, depth: np.ndarray, share: float) -> tuple
     return 0, int(round(share * sky_rows(image, depth))), w, h
 
 
-def sky_band(x: np.ndarray, depth: np.ndarray, share: float, fill="black") -> np.ndarray:
+def sky_band(x: np.ndarray, depth: np.ndarray, share: float, fill="black",
+             mean_rgb: tuple[int, int, int] = SYNTH_MEAN_RGB) -> np.ndarray:
     """The evidence-free control: remove ``share`` of the sky-only top rows (:func:`sky_rows`) with ``fill``."""
     fill = _check_fill(fill)
     n = sky_band_extent(x, depth, share)[1]
     if n == 0:
         return x.copy()
-    return remove_band(x, "topdown", n / x.shape[0], fill)
+    return remove_band(x, "topdown", n / x.shape[0], fill, mean_rgb)
 
 
 def dataset_mean_colour(images) -> tuple[int, int, int]:
@@ -311,20 +363,23 @@ def register_fills() -> None:
     how = {"mean": "filled with the dataset mean colour", "crop": "cut off and the rest resized back"}
     for fill in ("mean", "crop"):
         for direction in DIRECTIONS:
-            def fn(x, level, rng=None, depth=None, _d=direction, _f=fill):
-                return remove_band(x, _d, TRAVERSAL_SHARES[level - 1], _f)
+            def fn(x, level, rng=None, depth=None, rgb=SYNTH_MEAN_RGB, _d=direction, _f=fill):
+                return remove_band(x, _d, TRAVERSAL_SHARES[level - 1], _f, rgb)
 
             fn.__name__ = traversal_name(direction, fill)
             register(PerturbationInfo(name=fn.__name__, family="fill", params=TRAVERSAL_SHARES,
                                       param_name="share removed", unit="fraction",
                                       description=f"Directional traversal {direction}: the first share of the "
-                                                  f"image from that side is {how[fill]}", **common), fn)
+                                                  f"image from that side is {how[fill]}",
+                                      options=("rgb",) if fill == "mean" else (), **common), fn)
     for fill in FILLS:
-        def ctrl(x, level, rng=None, depth=None, _f=fill):
-            return sky_band(x, depth, SKY_BAND_SHARES[level - 1], _f)
+        def ctrl(x, level, rng=None, depth=None, rgb=SYNTH_MEAN_RGB, _f=fill):
+            return sky_band(x, depth, SKY_BAND_SHARES[level - 1], _f, rgb)
 
         ctrl.__name__ = control_name(fill)
         register(PerturbationInfo(name=ctrl.__name__, family="control", params=SKY_BAND_SHARES,
                                   param_name="share of the sky-only rows removed", unit="fraction",
                                   description=f"Evidence-free control: the top sky-only rows removed with the "
-                                              f"{fill} fill", needs_depth=True, **common), ctrl)
+                                              f"{fill} fill", needs_depth=True,
+                                  options=("rgb",) if fill == "mean" else (), **common), ctrl)
+

@@ -6,12 +6,16 @@ The paper reports that accuracy-heavy, entropy-heavy, failure-heavy and equal we
 and shares the other 0.5 equally among the rest; *no-spatial* sets :math:`\alpha_4 = 0` and shares its
 weight equally among the other four terms.
 
-**Removing** :math:`\mathcal D_{spatial}` **is an affine map.** When every term is available,
-:math:`\mathrm{TRCI}_{equal} = \tfrac45 \mathrm{TRCI}_{no\text{-}spatial} + \alpha_4 \sum_k \gamma_k s_k`,
-and the offset is the same for every model on the same states, so the Spearman correlation between the
-two rankings is exactly 1; the paper's "about 0.95" cannot come from its own definition. (A unit whose
-:math:`\mathcal D_{acc}`, :math:`\mathcal D_{ent}` or :math:`\mathcal D_{fail}` is undefined renormalises
-α over fewer terms and falls off the affine line; :func:`affine_residual` shows by how much.)
+**Removing** :math:`\mathcal D_{spatial}` **is an affine map at the model level.** When every term is
+available, :math:`\mathrm{TRCI}_{equal} = \tfrac45 \mathrm{TRCI}_{no\text{-}spatial} + \alpha_4 \sum_k \gamma_k
+s_k`, and the offset is the same for every model on the same states, so the Spearman correlation between
+the two rankings of the units is exactly 1: an identity, true by construction on complete data. (A unit
+whose :math:`\mathcal D_{acc}`, :math:`\mathcal D_{ent}` or :math:`\mathcal D_{fail}` is undefined
+renormalises α over fewer terms and falls off the affine line; :func:`affine_residual` shows by how much.)
+**Per state it is not**: :math:`\mathcal D_{spatial} = s_k` varies along a trajectory, so the per-state terms
+:math:`\tau_{r,k}` with and without it, pooled over unit × direction × state, rank differently; that
+correlation (:func:`vlmrobust.analysis.escalation.checks.rho_per_state`) is what comes out near the paper's
+0.95.
 
 Scores are the unit-level means of Table I (``RCI_mu`` over the ladder conditions, ``T_mu`` over the
 directions). Before ranking they are rounded to 12 decimals, so that floating-point noise between two
@@ -84,7 +88,9 @@ def rank_correlations(scores: pd.DataFrame, prefix: str) -> pd.DataFrame:
     if len(x) < 3:
         return pd.DataFrame(np.nan, index=names, columns=names)
     rho = spearmanr(x.to_numpy()).statistic
-    return pd.DataFrame(np.atleast_2d(rho), index=names, columns=names)
+    if np.ndim(rho) == 0:  # two schemes: scipy returns the one coefficient
+        rho = np.array([[1.0, rho], [rho, 1.0]])
+    return pd.DataFrame(rho, index=names, columns=names)
 
 
 def affine_residual(states: pd.DataFrame, gammas=None) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from ...stats.grouped import as_cols, factorize, safe_div
 
 __all__ = ["CELL_COLUMNS", "cell_stats"]
 
-CELL_COLUMNS = ("perturbation", "level", "param", "n", "n_correct", "n_cc", "n_flip", "w_flip", "K_max",
+CELL_COLUMNS = ("perturbation", "level", "param", "n", "n_correct", "n_cc", "n_flip", "w_flip", "w_wrong", "K_max",
                 "A", "A_clean", "H", "H_clean", "n_conf", "n_conf_clean", "ECE", "ECE_clean")
 _NEED = ("model", "item_id", "perturbation", "level", "K", "answer_idx", "pred_idx")
 
@@ -128,6 +128,7 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
     Columns: the unit's, then :data:`CELL_COLUMNS`: ``param`` (the level's physical parameter), ``n`` items,
     ``n_correct``, ``n_cc`` (clean-correct), ``n_flip`` (clean-correct and now wrong), ``w_flip`` (flips
     weighted by ``fail_weights[fail_class]``, classes not named weigh 1; the flip count without weights),
+    ``w_wrong`` (every perturbed-wrong row weighted the same way: the ``"table-i"`` reading's count),
     ``K_max``, accuracies ``A``/``A_clean``, entropies of the predicted index ``H``/``H_clean``, confidences
     used ``n_conf``/``n_conf_clean`` and ``ECE``/``ECE_clean`` (``conf`` column, ``n_bins`` bins). Only
     corrupted rows (level > 0, ``perturbations`` when given) make cells; their clean partners are joined by
@@ -229,6 +230,8 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
     out["n_flip"] = state[:, 1]
     out["w_flip"] = (state[:, 1].astype(np.float64) if w is None
                      else np.bincount(cell, weights=(c0 & ~c1) * w, minlength=G))
+    out["w_wrong"] = ((n - out["n_correct"].to_numpy()).astype(np.float64) if w is None
+                      else np.bincount(cell, weights=~c1 * w, minlength=G))
     out["K_max"] = kmax
     out["A"] = safe_div(out["n_correct"].to_numpy(), n)
     out["A_clean"] = safe_div(out["n_cc"].to_numpy(), n)

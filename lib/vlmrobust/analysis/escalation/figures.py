@@ -5,6 +5,8 @@ regimes, the taxonomy counts, the rank correlations, ...) and returns the matplo
 saves it with :func:`vlmrobust.figures.save`. The style, the model colours and the image axes come from
 :mod:`vlmrobust.figures`. Each function documents what it needs; an empty input raises ``ValueError``.
 
+* :func:`ladder_rungs` — one image at every rung of the ladders under their readings (§III);
+* :func:`table_i_fit` — the paper's Table I against its bound RCI_mu >= c (1 - A_CR), and the run's units;
 * :func:`fill_examples` — one scene under each traversal fill and the sky-only control (§II-D2; the fill is
   left open by the paper);
 * :func:`sky_control_cost` — what the fill costs when the band removes only sky;
@@ -35,7 +37,7 @@ from ...figures import PALETTE, image_axes
 from .rci import pareto_front
 from .taxonomy import CLASSES
 
-__all__ = ["REGIME_MARKERS", "fill_examples", "sky_control_cost", "pareto_maps", "accuracy_vs_share",
+__all__ = ["REGIME_MARKERS", "ladder_rungs", "table_i_fit", "fill_examples", "sky_control_cost", "pareto_maps", "accuracy_vs_share",
            "fragility_panels", "directional_heatmap", "failure_class_heatmap", "failure_subtypes",
            "rank_correlation_heatmaps", "latent_instability_examples"]
 
@@ -48,26 +50,66 @@ def _need(table, what: str) -> None:
         raise ValueError(f"no {what} to draw")
 
 
-def fill_examples(image: np.ndarray, depth: np.ndarray | None, fills: Sequence[str], title: str) -> Figure:
+def fill_examples(image: np.ndarray, depth: np.ndarray | None, fills: Sequence[str], title: str,
+                  mean_rgb: Sequence[int] = esc.SYNTH_MEAN_RGB) -> Figure:
     """One row per fill of ``fills``: the clean image, the sky-only control at 100 % (only with a ``depth``
     map) and the top-down, bottom-up and left-right traversals at share 0.4; the first column is labelled
-    with the fill."""
+    with the fill. The ``"mean"`` fill paints ``mean_rgb`` (the items' mean colour)."""
     _need(fills, "fill")
     cols = [("clean", None, 0)] + ([("sky band 100 %", "sky", 4)] if depth is not None else []) + [
         (f"{d} 0.4", d, 2) for d in ("topdown", "bottomup", "leftright")]
     fig, axes = plt.subplots(len(fills), len(cols), figsize=(1.7 * len(cols), 1.85 * len(fills)), squeeze=False)
     for r, f in enumerate(fills):
         for c, (col_title, what, lv) in enumerate(cols):
+            opts = {"rgb": tuple(mean_rgb)} if f == "mean" else {}
             if what is None:
                 im = image
             elif what == "sky":
-                im = corrupt.apply(image, esc.control_name(f), lv, depth=depth)
+                im = corrupt.apply(image, esc.control_name(f), lv, depth=depth, **opts)
             else:
-                im = corrupt.apply(image, esc.traversal_name(what, f), lv)
+                im = corrupt.apply(image, esc.traversal_name(what, f), lv, **opts)
             axes[r, c].imshow(im)
             image_axes(axes[r, c], col_title if r == 0 else None)
         axes[r, 0].set_ylabel(f, fontsize=9)
     fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def ladder_rungs(image: np.ndarray, rows: Mapping[str, Sequence[tuple[str, np.ndarray]]], title: str) -> Figure:
+    """One row per ladder of ``rows`` (label -> ``[(rung label, image), ...]``), the clean ``image`` first."""
+    _need(rows, "ladder")
+    ncol = 1 + max(len(v) for v in rows.values())
+    fig, axes = plt.subplots(len(rows), ncol, figsize=(1.6 * ncol, 1.75 * len(rows)), squeeze=False)
+    for r, (label, rungs) in enumerate(rows.items()):
+        for c, (t, im) in enumerate([("clean", image), *rungs]):
+            axes[r, c].imshow(im)
+            image_axes(axes[r, c], t)
+        for c in range(1 + len(rungs), ncol):
+            axes[r, c].axis("off")
+        axes[r, 0].set_ylabel(label, fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def table_i_fit(paper: pd.DataFrame, c: float, run: pd.DataFrame | None = None) -> Figure:
+    """RCI_mu against 1 − A_CR: the paper's 19 rows (``paper``: :data:`~.paper_table.PAPER_TABLE_I`, in %),
+    the bound line c (1 − A_CR), and (``run``: columns ``reading``, ``A_CR`` as a share, ``RCI_mu``) the
+    run's units under each reading of D_fail."""
+    _need(paper, "paper row")
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    err = 1 - paper["A_CR"] / 100
+    ax.scatter(err, paper["RCI_mu"], s=22, color="k", label="seed 001 Table I (19 rows)", zorder=3)
+    if run is not None and len(run):
+        for i, (reading, g) in enumerate(run.groupby("reading", sort=False)):
+            ax.scatter(1 - g["A_CR"], g["RCI_mu"], s=12, marker="os^"[i % 3], color=PALETTE[(i + 1) % len(PALETTE)],
+                       label=f"this run, D_fail {reading}", alpha=0.8)
+    x = np.linspace(0, 1, 2)
+    ax.plot(x, c * x, color="#D55E00", lw=1, label=f"bound RCI_mu = {c:.3f} (1 − A_CR)")
+    ax.set(xlabel="1 − A_CR (corrupted error rate)", ylabel="RCI_mu", title="Table I: RCI_mu and its lower bound")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=6)
     fig.tight_layout()
     return fig
 

@@ -1,8 +1,9 @@
 """Seed 001's observations that apply to the model organisms, checked on a run's tables (notebook 07).
 
 Each function returns a :class:`~vlmrobust.stats.observations.Check`; ``reproduced`` is ``None`` when
-the run holds no data to decide. The thresholds are stated in each check's ``check`` text and are
-arguments, so a reader can tighten them.
+the run holds no data to decide or the row holds by construction. The thresholds are stated in each
+check's ``check`` text and are arguments, so a reader can tighten them. The checks with intervals (shares
+of instances, rank correlations, the permutation null of the dataset dependence) are in :mod:`.checks`.
 """
 
 from __future__ import annotations
@@ -11,74 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ...stats.observations import Check
+from . import checks
+from .ablation import rank_correlations
+from .replicates import interval
 
-__all__ = ["obs_similar_accuracy_different_index", "obs_clean_not_robust", "obs_direction_dependence",
-           "obs_three_regimes", "obs_non_monotone", "obs_weighting_insensitive", "obs_no_spatial_rho",
-           "obs_latent_before_flip", "check_bottomup_hurts_more", "accuracy_by_evidence"]
-
-
-def _label(row: pd.Series, unit: list[str]) -> str:
-    return " / ".join(str(row[u]) for u in unit)
-
-
-def obs_similar_accuracy_different_index(table: pd.DataFrame, unit: list[str], *, acc: str = "A_CR",
-                                         index: str = "RCI_mu", acc_tol: float = 0.05,
-                                         gap: float = 0.05) -> Check:
-    """O6: units with similar accuracy (``|ΔA| <= acc_tol``) can differ in robustness index by ``>= gap``."""
-    t = table[[*unit, acc, index]].dropna().reset_index(drop=True)
-    a, r = t[acc].to_numpy(), t[index].to_numpy()
-    i, j = np.triu_indices(len(t), 1)
-    close = np.abs(a[i] - a[j]) <= acc_tol
-    diff = np.abs(r[i] - r[j])
-    hits = close & (diff >= gap)
-    claim = f"6. similar {'traversal ' if acc == 'A_T' else ''}accuracy, different robustness index"
-    rule = f"some pair of units with |Δ{acc}| <= {acc_tol:g} has |Δ{index}| >= {gap:g}"
-    if not close.any():
-        return Check(claim, "model–dataset pairs at similar accuracy are separated along RCI or T-RCI (Fig. 3)",
-                     rule, f"no pair of the {len(t)} units has |Δ{acc}| <= {acc_tol:g}", None)
-    k = int(np.argmax(np.where(close, diff, -1)))
-    measured = (f"{int(hits.sum())} of {int(close.sum())} close pairs; widest: {_label(t.iloc[i[k]], unit)} "
-                f"({acc} {a[i[k]]:.3f}, {index} {r[i[k]]:.3f}) vs {_label(t.iloc[j[k]], unit)} "
-                f"({acc} {a[j[k]]:.3f}, {index} {r[j[k]]:.3f})")
-    return Check(claim, "model–dataset pairs at similar accuracy are separated along RCI or T-RCI (Fig. 3)",
-                 rule, measured, bool(hits.any()))
-
-
-def obs_clean_not_robust(table: pd.DataFrame, model: str = "model", group: str | None = "group") -> Check:
-    """O4: within some group, the model with the highest clean accuracy is not the one with the lowest RCI_mu."""
-    t = table.dropna(subset=["A_CL", "RCI_mu"])
-    groups = [(None, t)] if group is None or group not in t.columns else list(t.groupby(group, observed=True))
-    lines, hits = [], 0
-    for g, sub in groups:
-        if len(sub) < 2:
-            continue
-        best = sub.loc[sub["A_CL"].idxmax(), model]
-        robust = sub.loc[sub["RCI_mu"].idxmin(), model]
-        hits += best != robust
-        lines.append(f"{g if g is not None else 'all'}: best clean {best}, lowest RCI_mu {robust}")
-    return Check("4. clean accuracy does not always translate into corruption robustness",
-                 "Claude Opus 4.7 competitive clean yet the highest RCI_mu on ScienceQA-Chemistry (Table I)",
-                 "in some group the model with the highest A_CL is not the one with the lowest RCI_mu",
-                 "; ".join(lines) or "fewer than two models per group", bool(hits) if lines else None)
-
-
-def obs_direction_dependence(directions: pd.DataFrame, unit: list[str], *, gap: float = 0.05) -> Check:
-    """O9/S4: T-RCI differs across directions: for some unit, max − min over directions >= ``gap``."""
-    d = directions.dropna(subset=["T_RCI"])
-    g = d.groupby(unit, observed=True)["T_RCI"]
-    spread = (g.max() - g.min()).dropna()
-    if spread.empty:
-        return Check("9. robustness depends on the traversal direction", "", "", "no T-RCI per direction", None)
-    worst = d.loc[g.idxmax(), "direction"]
-    top = worst.astype(str).value_counts()
-    return Check(
-        "9. robustness depends on the traversal direction",
-        "several models show markedly different T-RCI across directions; RL most fragile on ScienceQA (Table I)",
-        f"for some unit, max − min of T-RCI(r) over the four directions >= {gap:g}",
-        f"spread {spread.min():.3f}–{spread.max():.3f} (median {spread.median():.3f}); {int((spread >= gap).sum())} "
-        f"of {len(spread)} units >= {gap:g}; worst direction counts: "
-        + ", ".join(f"{k} {v}" for k, v in top.items()),
-        bool((spread >= gap).any()))
+__all__ = ["obs_three_regimes", "obs_weighting_insensitive", "check_bottomup_hurts_more", "accuracy_by_evidence",
+           "min_rank_correlation", "checks_of_run"]
 
 
 def obs_three_regimes(regimes: pd.DataFrame) -> Check:
@@ -93,56 +32,30 @@ def obs_three_regimes(regimes: pd.DataFrame) -> Check:
                  + f" of {len(regimes)} curves", ok)
 
 
-def obs_non_monotone(regimes: pd.DataFrame) -> Check:
-    """S3: some curves are not monotone (accuracy rises at an intermediate level)."""
-    n = int(regimes["non_monotone"].sum())
-    tol = regimes.attrs.get("tol", 0.0)
-    return Check("S3. degradation is not strictly monotonic",
-                 "several models gain accuracy at intermediate crop severities before declining (Fig. 5)",
-                 f"some curve rises by more than {tol:g} from one level to the next",
-                 f"{n} of {len(regimes)} curves non-monotone; largest rise {regimes['max_rise'].max():+.3f}",
-                 None if regimes.empty else n > 0)
-
-
 def _offdiag(rho: pd.DataFrame, drop: tuple[str, ...] = ()) -> np.ndarray:
     r = rho.drop(index=list(drop), columns=list(drop), errors="ignore").to_numpy()
     return r[~np.eye(len(r), dtype=bool)]
 
 
-def obs_weighting_insensitive(rho_rci: pd.DataFrame, rho_trci: pd.DataFrame, *, lo: float = 0.9) -> Check:
-    """§II-F: the weighting schemes rank the units alike (min pairwise Spearman ρ >= ``lo``)."""
-    vals = np.concatenate([_offdiag(rho_rci), _offdiag(rho_trci, ("no-spatial",))])
-    vals = vals[np.isfinite(vals)]
-    if not vals.size:
+def min_rank_correlation(t) -> float:
+    """§II-F: the smallest pairwise Spearman ρ between the four weighting schemes, over RCI_mu and T_mu
+    (the ``ablation`` scores of :class:`~vlmrobust.analysis.escalation.replicates.RunTables`)."""
+    vals = [_offdiag(rank_correlations(t.ablation, "RCI")),
+            _offdiag(rank_correlations(t.ablation, "T-RCI"), ("no-spatial",))]
+    v = np.concatenate(vals)
+    v = v[np.isfinite(v)]
+    return float(v.min()) if v.size else float("nan")
+
+
+def obs_weighting_insensitive(point, reps, *, lo: float = 0.9, ci: float = 0.95) -> Check:
+    """§II-F: the weighting schemes rank the units alike: the smallest pairwise ρ, its interval above ``lo``."""
+    v, a, b = interval(min_rank_correlation, point, reps, ci)
+    if not np.isfinite(v):
         return Check("II-F. rankings are insensitive to the weighting", "", "", "too few units to rank", None)
     return Check("II-F. rankings are insensitive to the weighting",
                  "accuracy-, entropy-, failure-heavy and equal weights: pairwise correlations ≈ 0.95–0.99",
-                 f"every pairwise Spearman ρ between the four schemes (RCI_mu and T_mu) >= {lo:g}",
-                 f"ρ {vals.min():.3f}–{vals.max():.3f} (RCI {_offdiag(rho_rci).min():.3f}, "
-                 f"T-RCI {_offdiag(rho_trci, ('no-spatial',)).min():.3f} at the lowest)", bool(vals.min() >= lo))
-
-
-def obs_no_spatial_rho(rho_trci: pd.DataFrame, residual: float, *, paper: float = 0.95, tol: float = 0.02) -> Check:
-    """§II-F: "removing D_spatial ... ρ ∼ 0.95": by the definition the correlation is exactly 1 (affine map)."""
-    rho = float(rho_trci.loc["equal", "no-spatial"]) if "no-spatial" in rho_trci.index else float("nan")
-    ok = None if not np.isfinite(rho) else bool(abs(rho - paper) <= tol)
-    return Check("II-F. removing D_spatial leaves nearly identical trends (ρ ∼ 0.95)",
-                 "ρ ∼ 0.95 between T-RCI with and without D_spatial",
-                 f"Spearman ρ(T_mu equal, T_mu no-spatial) within {tol:g} of {paper:g}; the definition makes "
-                 "it an affine map (T = 4/5 T' + α4 Σγ s), so ρ must be exactly 1",
-                 f"ρ = {rho:.6f}; largest affine residual {residual:.1e}: the paper's ≈ 0.95 cannot come from "
-                 "its own definition", ok)
-
-
-def obs_latent_before_flip(summary: pd.DataFrame, threshold: float) -> Check:
-    """§VI: instability can show before the prediction flips (a D_conf warning precedes some flips)."""
-    n_flip, n_warn = int(summary["n_flip"].sum()), int(summary["n_warned_before_flip"].sum())
-    return Check("VI. latent instability precedes the flip",
-                 "T-RCI rises 0.00 → 0.15 while the answer is still right, before it flips at RL-0.8 (Fig. 7)",
-                 f"some clean-correct item has D_conf >= {threshold:g} at a level before its first wrong answer",
-                 f"{n_warn} of {n_flip} flips warned before ({n_warn / n_flip:.0%}); false alarms "
-                 f"{int(summary['n_false_alarm'].sum())} of {int((summary['n_traj'] - summary['n_flip']).sum())} "
-                 "trajectories that never flip" if n_flip else "no flip", None if not n_flip else n_warn > 0)
+                 f"smallest pairwise Spearman ρ between the four schemes (RCI_mu and T_mu), {ci:.0%} bootstrap "
+                 f"interval above {lo:g}", f"min ρ {v:.3f} [{a:.3f}, {b:.3f}]", bool(np.isfinite(a) and a >= lo))
 
 
 def check_bottomup_hurts_more(states: pd.DataFrame, evidence: pd.DataFrame, model: str = "model",
@@ -182,3 +95,47 @@ def accuracy_by_evidence(pred: pd.DataFrame, evidence: pd.DataFrame) -> pd.DataF
                        on=["item_id", "perturbation", "level"])
     return (by_ev.pivot_table(index="direction", columns="evidence", values="correct", aggfunc="mean")
             .join(by_ev.groupby("direction").size().rename("n")))
+
+
+def checks_of_run(point, boot, perms, regimes: pd.DataFrame, warnings: pd.DataFrame, rho_model: float,
+                  max_resid: float, *, acc_tol: float = 0.05, index_gap: float = 0.05, direction_gap: float = 0.05,
+                  monotone_tol: float = 0.02, latent_rng: np.random.Generator, ci: float = 0.95) -> list[Check]:
+    """Notebook 07's observations in order: O6 (twice), O4 (two rows), O1/O8, O9 (two rows), §V, S1, S3, the
+    weighting ablation, D_spatial at the model level (by construction) and per state, §VI.
+
+    ``point``/``boot``/``perms``: :class:`~.replicates.RunTables` of the run, of question resamples and of
+    group permutations; ``regimes``: the traversal curves' regimes (S1); ``warnings``:
+    :func:`~.fragility.early_warnings`; ``rho_model``, ``max_resid``: the model-level ablation ρ and affine
+    residual; the thresholds as in the notebook's parameters.
+    """
+    share = dict(point=point, reps=boot, ci=ci)
+    return [
+        checks.obs_shares("6. similar accuracy, different RCI",
+                          "model–dataset pairs at similar accuracy are separated along RCI (Fig. 3)",
+                          lambda t: checks.share_similar_different(t, "A_CR", "RCI_mu", acc_tol, index_gap),
+                          what=f"pairs with |ΔA_CR| <= {acc_tol:g} whose RCI_mu differ by >= {index_gap:g}", **share),
+        checks.obs_shares("6. similar traversal accuracy, different T-RCI", "the same along T-RCI (Fig. 3)",
+                          lambda t: checks.share_similar_different(t, "A_T", "T_mu", acc_tol, index_gap),
+                          what=f"pairs with |ΔA_T| <= {acc_tol:g} whose T_mu differ by >= {index_gap:g}", **share),
+        checks.obs_shares("4. clean accuracy does not always translate into corruption robustness",
+                          "Claude Opus 4.7 competitive clean yet the highest RCI_mu on ScienceQA-Chemistry (Table I)",
+                          checks.share_clean_not_robust,
+                          what="model pairs of a group in which the higher A_CL has the higher RCI_mu", **share),
+        checks.obs_corruption_vs_traversal(point, boot, ci=ci),
+        checks.obs_dataset_dependence(point, perms),
+        checks.obs_shares("9. robustness depends on the traversal direction",
+                          "several models show markedly different T-RCI across directions (Table I, S4)",
+                          lambda t: checks.share_direction_spread(t, direction_gap),
+                          what=f"units whose T-RCI(r) spans >= {direction_gap:g} over the directions", **share),
+        checks.obs_rl_most_fragile(point, boot, ci),
+        checks.obs_crop_not_blur(point, boot, ci=ci),
+        obs_three_regimes(regimes),
+        checks.obs_shares("S3. degradation is not strictly monotonic",
+                          "several models gain accuracy at intermediate crop severities before declining (Fig. 5)",
+                          checks.share_non_monotone,
+                          what=f"traversal curves rising by > {monotone_tol:g} between levels", **share),
+        obs_weighting_insensitive(point, boot, ci=ci),
+        checks.obs_no_spatial_model_level(rho_model, max_resid),
+        checks.obs_no_spatial_per_state(point, boot, ci=ci),
+        checks.obs_latent_share(warnings, len(boot), latent_rng, ci),
+    ]

@@ -28,7 +28,17 @@ in six rows, so :math:`\mathcal D_{acc}` can be negative):
   the share of clean-correct items that turn wrong, weighted by failure class :math:`f`
   (:mod:`vlmrobust.analysis.escalation.taxonomy`); with :math:`w_f = 1` it is the flip rate. The **conditional**
   reading :math:`\sum_f w_f P(f \mid \text{flip})` is an option: with uniform :math:`w_f = 1` it equals 1
-  whenever any flip exists (0 when none), which is why it is not the default.
+  whenever any flip exists (0 when none), which is why it is not the default. The **table-i** reading
+  (:data:`TABLE_I_FAIL_SCALE`) is the one that reproduces the paper's Table I: in all 19 rows
+  :math:`\mathrm{RCI}_\mu \ge c\,(1 - A_{CR})` with :math:`c = 0.300` and three rows on the bound (both
+  LLaVA rows, whose accuracy does not change, and a row with clean accuracy 0;
+  :mod:`vlmrobust.analysis.escalation.paper_table` fits it), while under both literal readings a model
+  whose predictions do not change scores RCI = 0. A term proportional to the *perturbed error rate*
+  does it: :math:`\mathcal D_{fail} = \kappa \sum_f w_f\,\#(\text{perturbed-wrong} \wedge f) / n`
+  with :math:`\kappa = 4c = 1.2`, so that an unchanged model with its four terms available and uniform
+  λ scores exactly :math:`c\,(1 - A_p)`. The paper's text says none of this; it stays an option, the
+  literal joint reading the default. The fit uses RCI's rows only, so T-RCI reads ``"table-i"`` as
+  ``"joint"``.
 
 **Undefined terms.** :math:`A_{clean} = 0` (equivalently, no clean-correct item) leaves
 :math:`\mathcal D_{acc}` and :math:`\mathcal D_{fail}` undefined; :math:`H_{clean} = 0` (one option
@@ -78,13 +88,16 @@ from .cells import CELL_COLUMNS, cell_stats
 
 __all__ = ["RCI_TERMS", "TRCI_TERMS", "EPSILON", "FAIL_READINGS", "CELL_COLUMNS", "cell_stats", "rci",
            "trci_states", "trci", "TRCIResult", "weighted_terms", "spatial_offset", "table_i",
-           "TABLE_I_COLUMNS", "pareto_front"]
+           "TABLE_I_COLUMNS", "pareto_front", "TABLE_I_BOUND", "TABLE_I_FAIL_SCALE"]
 
 RCI_TERMS = ("D_acc", "D_cal", "D_ent", "D_fail")
 TRCI_TERMS = ("D_acc", "D_ent", "D_fail", "D_spatial", "D_prog")
 #: The stabilising constant of D_prog (seed 001 only asks for epsilon > 0).
 EPSILON = 1e-6
-FAIL_READINGS = ("joint", "conditional")
+FAIL_READINGS = ("joint", "conditional", "table-i")
+#: c of Table I's bound RCI_mu >= c (1 - A_CR) (:mod:`.paper_table`), times the four RCI terms: kappa.
+TABLE_I_BOUND = 0.3
+TABLE_I_FAIL_SCALE = 4 * TABLE_I_BOUND
 TABLE_I_COLUMNS = ("A_CL", "A_CR", "RCI_mu", "RCI_max", "A_T", "T_mu", "T_max", "W_D", "W_T")
 
 
@@ -106,6 +119,8 @@ def _fail(c: pd.DataFrame, fail: str) -> np.ndarray:
     if fail not in FAIL_READINGS:
         raise ValueError(f"fail must be one of {FAIL_READINGS}, got {fail!r}")
     n_cc, n_flip, w_flip = (c[k].to_numpy(dtype=np.float64) for k in ("n_cc", "n_flip", "w_flip"))
+    if fail == "table-i":
+        return TABLE_I_FAIL_SCALE * safe_div(c["w_wrong"].to_numpy(dtype=np.float64), c["n"].to_numpy(dtype=np.float64))
     if fail == "joint":
         return safe_div(w_flip, n_cc)
     return np.where(n_cc > 0, np.where(n_flip > 0, safe_div(w_flip, n_flip), 0.0), np.nan)
@@ -172,7 +187,7 @@ def trci_states(cells: pd.DataFrame, traversals: Mapping[str, str], *, fail: str
     with np.errstate(invalid="ignore"):
         c["D_acc"] = np.maximum(0.0, safe_div(A0 - A, np.where(A0 > 0, A0, 0.0)))
         c["D_ent"] = np.maximum(0.0, safe_div(H0 - H, np.where(H0 > 0, H0, 0.0)))
-        c["D_fail"] = _fail(c, fail)
+        c["D_fail"] = _fail(c, "joint" if fail == "table-i" else fail)
         c["D_spatial"] = s
         c["D_prog"] = np.maximum(0.0, (A_prev - A) / (A_prev + eps))
     c["s"], c["A_prev"] = s, A_prev
