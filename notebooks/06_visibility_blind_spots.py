@@ -34,6 +34,7 @@ from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schem
 from vlmrobust.analysis.visibility import blind_spot as vis
 from vlmrobust.analysis.visibility import figures as vfig
 from vlmrobust.analysis.visibility import observations as vobs
+from vlmrobust.analysis.visibility import paper as vpaper
 from vlmrobust.analysis.visibility import readouts as vread
 from vlmrobust.analysis.visibility import tables as vtab
 from vlmrobust.models import zoo
@@ -53,11 +54,13 @@ coco_annotations: str = ""  # COCO instances JSON file when items_source is coco
 coco_images: str = ""  # folder of the COCO images when items_source is coco
 n_scenes: int = 12  # scenes; each gives one t2 and two t3 questions, in three abstain variants
 image_size: int = 64  # side of the synthetic scenes in pixels (the organisms see 64 x 64)
+t2_question: str = "name"  # what t2 asks of a synthetic scene: name (its shape, as the paper) or colour
 seed: int = 0  # seed of the scenes, option orders, the shuffled control and the bootstrap
 wording: str = "organisms"  # prompts: organisms (their own template) or seed003 (Table II wording)
-internal: str = "confidence"  # internal confidence: confidence (renormalised over the options) or token_prob
+internal: str = "token_prob"  # internal confidence: token_prob (as the paper) or confidence (over the options)
+abstain_mid: str = "fixed"  # abstain mid-level: fixed (0.5, fits Table V best) or clean ((clean + 1) / 2)
 ladder: str = "extended"  # visibility ladder: paper (250 m to 1.95 m) or extended (from 16000 m)
-sky_cap_m: float = 0.0  # sky depth in metres for the fog and water arms (0 keeps it infinite, as the paper)
+sky_depth_m: float = 80.0  # sky depth in metres in the arms (80: a metric depth model's cap); 0 keeps it infinite
 sky_only: bool = True  # run the sky-only control (the sky becomes the veiling light, t is 1 elsewhere)
 depth_provider: str = "exact"  # exact (synthetic depth), pipeline (a metric depth model) or plane (constant plane)
 depth_model: str = ""  # metric depth model of the pipeline provider (hub id or folder)
@@ -79,10 +82,12 @@ items_source = params.check("items_source", items_source, str, choices=["synth",
 n_scenes = params.check("n_scenes", n_scenes, int, lo=2, hi=100_000)
 image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
 seed = params.check("seed", seed, int, lo=0)
+t2_question = params.check("t2_question", t2_question, str, choices=list(scenes_mod.QUESTIONS))
 wording = params.check("wording", wording, str, choices=list(scenes_mod.WORDINGS))
 internal = params.check("internal", internal, str, choices=list(vread.INTERNAL))
+abstain_mid = params.check("abstain_mid", abstain_mid, str, choices=list(vis.ABSTAIN_MIDS))
 ladder = params.check("ladder", ladder, str, choices=["paper", "extended"])
-sky_cap_m = params.check("sky_cap_m", sky_cap_m, float, lo=0.0)
+sky_depth_m = params.check("sky_depth_m", sky_depth_m, float, lo=0.0)
 sky_only = params.check("sky_only", sky_only, bool)
 depth_provider = params.check("depth_provider", depth_provider, str, choices=list(depth.PROVIDERS))
 depth_fov_deg = params.check("depth_fov_deg", depth_fov_deg, float, lo=1.0, hi=179.0)
@@ -107,7 +112,7 @@ if depth_provider == "pipeline" and not depth_model:
     raise params.ParameterError("depth_provider 'pipeline' needs parameter 'depth_model' (a metric depth model)")
 
 BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in MODELS}
-SKY_CAP = sky_cap_m if sky_cap_m > 0 else math.inf
+SKY_CAP = sky_depth_m if sky_depth_m > 0 else math.inf
 ARMS = {"fog_physical+box": "fog", "underwater+box": "water"}
 EXT = {"fog_physical_ext+box": "fog", "underwater_ext+box": "water"}
 ARM_LEVELS = {name: list(corrupt.info(name).levels) for name in ARMS}
@@ -131,19 +136,25 @@ print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b
 # %% [markdown]
 # ## Choices this notebook makes (seed 003 prints no method section)
 #
-# * **Tasks.** Synthetic scenes of the `colour` family; t2's three distractors have three other colours (so
-#   that the organisms can tell them apart when they see the object), t3's false question names t2's first
-#   distractor; the options' order is seeded per scene and the same in every abstain variant.
+# * **Tasks.** t2 asks the boxed object's **name**, as the paper's t2 does: on the synthetic world its shape
+#   (scenes of the `shape` family; three other shapes as distractors; `t2_question = "colour"` asks its colour
+#   instead, on `colour`-family scenes). t3's false question names t2's first distractor; the options' order
+#   is seeded per scene and the same in every abstain variant.
 # * **Box after the degradation.** The `+box` perturbations repaint the pixels that have the box's exact
 #   colour after degrading (for ImageNet-C fog the box pixels are blacked out first, so the image maximum
 #   that sets its gain is the box-free one except under the box's outline).
-# * **Signals.** Internal confidence = `confidence` (the chosen option's probability renormalised over the
-#   options; parameter `internal`); verbalized confidence = mean over parsed answers; accuracy and internal
-#   confidence from the questions without an abstain option, each abstain rate from its own variant.
-# * **Blind spot.** Mid-levels as in `vlmrobust.analysis.visibility.blind_spot` (confidence half-way to chance, abstain
-#   half-way to 1); first crossing, interpolated linearly in $\log V$; bounds from intervals; n/a for a clean
-#   abstain rate above 0.5 and for a clean value less than `min_gap` above chance; 95 % percentile intervals
-#   over `n_boot` resamples of the scenes.
+# * **Depth.** The sky gets the finite depth a metric depth model gives it: 80 m, the `max_depth` of the
+#   outdoor metric model of `paper.yaml` (`sky_depth_m`; 0 keeps the synthetic sky infinitely far, where any fog
+#   at any V turns the whole sky into the veiling light). Clean images and the controls keep the scene's depth.
+# * **Signals.** Internal confidence = `token_prob`, the chosen answer token's probability over the whole
+#   vocabulary, as the paper's "token-probability confidence" (`internal = "confidence"`: renormalised over the
+#   options); verbalized confidence = mean over parsed answers; accuracy and internal confidence from the
+#   questions without an abstain option, each abstain rate from its own variant.
+# * **Blind spot.** Mid-levels as in `vlmrobust.analysis.visibility.blind_spot` (confidence half-way to
+#   chance; abstain a fixed 0.5, the rule that best reproduces the paper's Table V from its Table IX, shown
+#   below; `abstain_mid = "clean"`: half-way from the clean rate to 1); first crossing, interpolated linearly
+#   in $\log V$; bounds from intervals; n/a for a clean abstain rate above 0.5 and for a clean value less than
+#   `min_gap` above chance; 95 % percentile intervals over `n_boot` resamples of the scenes.
 # * **Transmittance of the object.** Measured per arm and level on probe images, mean of the three channels.
 # * **ImageNet-C gain.** Measured on each image with the haze cancelled by a same-maximum reference (see below).
 # * **Controls.** Blank = uniform grey 128 with the box; shuffled = a seeded derangement of the scenes; sky-only
@@ -153,8 +164,9 @@ print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b
 # ## Shared scenes, two tasks, the box drawn after the degradation
 #
 # Every scene holds one **boxed object**. The identification task **t2** asks "What is the object inside the
-# red box?" with four names (the object and three others, here of three other colours, since colour is what
-# the organisms resolve best); the verification task **t3** asks "Is the object inside the red box a(n)
+# red box?" with four names (the object and three others: here its shape and three other shapes, a name
+# question as in the paper; a colour question would fail far earlier under water, which removes red within
+# metres); the verification task **t3** asks "Is the object inside the red box a(n)
 # {obj}?" twice, about the object (yes) and about the first distractor (no). Each question comes without an
 # abstain option and with each of seed 003's two abstain wordings as the last option. Chance is $1/K$ over
 # the answer options: 1/4 for t2, 1/2 for t3.
@@ -166,11 +178,12 @@ print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b
 #
 # Depth comes from a **depth provider**: the synthetic world's exact ray distance by default; for real images
 # a metric depth model through a `transformers` pipeline, or a constant plane, with planar depth $z$ turned
-# into ray distance $r = z\sqrt{1 + ((u-c_x)^2 + (v-c_y)^2)/f^2}$ at a stated field of view.
+# into ray distance $r = z\sqrt{1 + ((u-c_x)^2 + (v-c_y)^2)/f^2}$ at a stated field of view. In the fog and
+# water arms the synthetic sky sits at `sky_depth_m` = 80 m, as a metric depth model would place it.
 
 # %%
 if items_source == "synth":
-    SCENES = scenes_mod.synth_scenes(n_scenes, seed, image_size)
+    SCENES = scenes_mod.synth_scenes(n_scenes, seed, image_size, question=t2_question)
     PROVIDER = None if depth_provider == "exact" else depth.make_provider(
         depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m)
     SCENES_RAW = depth.attach_depth(SCENES, PROVIDER)  # the depth without a sky cap (sky-only control, Table VII)
@@ -216,10 +229,9 @@ plt.show()
 # clean images; with `verbal = "auto"` only the models whose answers parse there are swept (the others are
 # "n/a" throughout).
 #
-# The default ladder is the **extended** one: the model organisms already lose most of their accuracy at the
-# paper's clearest level, 250 m, where a boxed object 10 m away keeps 86 % of its contrast; the six levels
-# from 16,000 m to 500 m find where that loss begins. Scenes are few by default (`n_scenes`), so the
-# intervals are wide; `params/06_visibility_blind_spots/paper.yaml` runs 1,000 COCO scenes.
+# The default ladder is the **extended** one (six more levels from 16,000 m to 500 m above the paper's eight),
+# so that a fall that begins above 250 m is seen; `params/06_visibility_blind_spots/paper.yaml` runs the
+# paper's eight levels on 1,000 COCO scenes. Scenes are few by default (`n_scenes`), so the intervals are wide.
 
 # %%
 def score(models_, items_, conditions, methods=None, confidence="v1", include_clean=True):
@@ -312,9 +324,12 @@ display(table_4.round(2))
 #
 # $$\log V^\ast = \log V_{j-1} + \frac{y_{j-1} - m}{y_{j-1} - y_j}\,(\log V_j - \log V_{j-1}).$$
 #
-# For the abstain rates the mid-level is half-way between the clean rate and 1; for the internal and
-# verbalized confidence half-way between the clean value and chance (stated: the paper's rows cannot tell
-# this from half-way to 0). The blind-spot width of a signal is
+# For the abstain rates the mid-level is a fixed $m = 0.5$ (`abstain_mid = "fixed"`) or half-way between the
+# clean rate and 1, $(y_0 + 1)/2$ (`"clean"`); the fixed 0.5 reproduces the paper's Table V from its Table IX
+# better (the comparison below: on its one row that tells them apart, W = −0.056 against −0.053 for a printed
+# −0.06, and 67 % against 22 % of the curves within the printing's rounding give the printed value). For the
+# internal and verbalized confidence the mid-level is half-way between the clean value and chance (stated: the
+# paper's rows cannot tell this from half-way to 0). The blind-spot width of a signal is
 #
 # $$W = \log_{10}\frac{V_{\mathrm{acc}}}{V_{\mathrm{aware}}},$$
 #
@@ -326,14 +341,15 @@ display(table_4.round(2))
 # every level, signal and arm resampled together), seeded, all cells in one vectorised pass.
 
 # %%
+display(vpaper.abstain_mid_comparison(20_000, repro.rng(NB_ID, "abstain-mid", seed)).round(4))
 SPOTS = vis.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
-                             min_gap=min_gap)
-table_5 = vis.table_v(SPOTS)
+                             min_gap=min_gap, abstain_mid=abstain_mid)
+table_5 = vtab.table_v(SPOTS)
 display(table_5)
 print("flags: " + ("; ".join(sorted({f"{r.model} {r.task} {r.arm} {r.signal}: {r.flag}"
                                      for r in SPOTS.itertuples() if r.flag})) or "none"))
 check = vis.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
-                             min_gap=min_gap)
+                             min_gap=min_gap, abstain_mid=abstain_mid)
 print("a second bootstrap with the same seed gives identical intervals:",
       bool(np.array_equal(check[["w_lo", "w_hi"]].to_numpy(), SPOTS[["w_lo", "w_hi"]].to_numpy(), equal_nan=True)))
 
@@ -364,11 +380,12 @@ plt.show()
 #
 # The abstain rate on t2 with the main wording and with "I don't know", with accuracy for reference. Then the
 # same accuracy against the **boxed object's transmittance** $t = e^{-\beta d_{\mathrm{obj}}}$ (measured on
-# probe images for each arm and level, mean over the three channels): the visibility V also fogs the sky,
-# which is infinitely far, so plotting against the object's own $t$ separates "the object is hidden" from "the
-# sky turned grey". The sky-only control changes nothing but the sky: where its accuracy (Table VIII) is
-# already far below the clean accuracy, a model reacts to the grey sky, not to the object, and its V_acc in
-# the sweeps measures that cue; `sky_cap_m` moves the sky to a finite distance to take the cue away.
+# probe images for each arm and level, mean over the three channels): the visibility V also fogs the sky
+# (80 m away by default), so plotting against the object's own $t$ separates "the object is hidden" from "the
+# sky turned grey". The sky-only control changes nothing but the sky, veiled completely: where its accuracy
+# (Table VIII, and a row of the observations) is far below the clean accuracy, a model reacts to the grey sky,
+# not to the object; with the sky infinitely far (`sky_depth_m = 0`) any fog at any V veils it, and V_acc
+# would measure that cue.
 
 # %%
 fig = vfig.abstain_figure(CUBE, MEANS, MODELS)
@@ -390,7 +407,8 @@ plt.show()
 # %%
 print("\n".join(f"{k}: {v}" for k, v in CONFIDENCE_WORDINGS.items()))
 t6_scene_ids = set(SCENES_RAW.scene_id[: min(table6_scenes, len(SCENES_RAW))])
-T6_ITEMS = PLAIN[(PLAIN.task == "t2") & PLAIN.item_id.map(lambda i: META.loc[i, "scene"] in t6_scene_ids)]
+T6_ITEMS = PLAIN_ARM[(PLAIN_ARM.task == "t2")
+                     & PLAIN_ARM.item_id.map(lambda i: META.loc[i, "scene"] in t6_scene_ids)]
 T6_CONDS = {"fog_physical+box": [3, 5, 6, 8], "underwater+box": [4]}
 if VERBAL_MODELS and len(T6_ITEMS):
     T6 = {v: score(VERBAL_MODELS, T6_ITEMS.reset_index(drop=True), T6_CONDS, methods=["verbal"], confidence=v)
@@ -413,7 +431,7 @@ display(table_6.round(2) if "accuracy" in table_6 else table_6)
 # fog accuracy interpolated at the median $V_{\mathrm{eq}}$.
 
 # %%
-fog_sc = SCENES_RAW if not n_fog_scenes else SCENES_RAW.head(n_fog_scenes)
+fog_sc = SCENES_ARM if not n_fog_scenes else SCENES_ARM.head(n_fog_scenes)  # the depth the arms see
 PER7, TABLE7 = vread.imagenet_fog_visibility([data.load_image(r) for r in fog_sc.clean_ref],
                                             [data.load_depth(r) for r in fog_sc.depth_ref], list(fog_sc.scene_id),
                                             seed=seed)
@@ -442,13 +460,26 @@ display(table_8.round(2))
 # %% [markdown]
 # ## Observations
 #
-# Seed 003's claims, each checked by a function of `vlmrobust.analysis.visibility.observations` on this run's tables
-# (the rule and its thresholds in the `check` column). `reproduced` is empty where the run holds no data to
-# decide. The aware organism, where the zoo has it, is the positive control: a model whose abstain option
-# follows visibility by construction must show a small W.
+# Each claim of the paper's abstract and tables as a row, on the task and arm the paper makes it for, checked
+# by `vlmrobust.analysis.visibility.observations` (rule and region in the `check` column). A row **holds** when
+# its 95 % bootstrap interval (over scenes, seeded; the cube's rows with the resamples of the blind-spot
+# table) lies inside the region taken from the paper, **fails** when it lies wholly outside, and is empty
+# (undecided) when it straddles an edge or the run lacks the data, which `measured` then names. A claim made
+# "for some model" is a share of models with its interval. The controls are judged by what they are built
+# to do: `aware` abstains where its object's transmittance is below 0.05, so its V_aware must meet the V at
+# which half the objects cross that threshold; the error-aware organism `aware-err` (not in the zoo yet: its
+# row says so) must show $|W_{\mathrm{abstain}}| \le 0.1$.
 
 # %%
-OBS = vobs.visibility_observations(CUBE, SPOTS, TABLE7, table_8, BEHAVIOUR)
+COND = vobs.condition_means(vobs.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=internal), n_boot,
+                            repro.rng(NB_ID, "obs-conditions", seed))
+WORD = vobs.condition_means(vobs.wording_rows(T6, T6_ITEMS), n_boot, repro.rng(NB_ID, "obs-wordings", seed)) \
+    if VERBAL_MODELS and len(T6_ITEMS) else None
+OBS = vobs.visibility_observations(
+    CUBE, SPOTS, n_boot=n_boot, boot_rng=repro.rng(NB_ID, "bootstrap", seed), per7=PER7, cond=COND, wordings=WORD,
+    long=LONG, distances=META.groupby("scene")["target_distance_m"].first().to_dict(), behaviours=BEHAVIOUR,
+    rng=repro.rng(NB_ID, "observations", seed), models=MODELS, min_gap=min_gap, abstain_mid=abstain_mid,
+    murky_m=murky_m)
 with pd.option_context("display.max_colwidth", 400):
     display(OBS)
 
@@ -478,6 +509,7 @@ ACC_T.to_csv(OUT / "accuracy_vs_transmittance.csv", index=False, float_format="%
 OBS.to_csv(OUT / "observations.csv", index=False)
 (OUT / "scenes.json").write_text(json.dumps({"n_scenes": len(SCENES_RAW), "source": items_source,
                                              "depth": "exact" if PROVIDER is None else PROVIDER.name,
-                                             "sky_cap_m": None if math.isinf(SKY_CAP) else SKY_CAP}, indent=1))
+                                             "sky_depth_m": None if math.isinf(SKY_CAP) else SKY_CAP,
+                                             "t2_question": t2_question}, indent=1))
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")

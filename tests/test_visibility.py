@@ -13,6 +13,7 @@ import twins
 
 from vlmrobust import assets, corrupt, data, depth, models, repro, schema, score, sweep, synth
 from vlmrobust.analysis.visibility import blind_spot as vis
+from vlmrobust.analysis.visibility import tables as vtab
 from vlmrobust.synth import visibility as sv
 
 torch.set_num_threads(1)
@@ -172,10 +173,10 @@ def test_tables_ix_x_give_table_v(task, arm):
 
 
 def test_table_v_formats_as_the_paper():
-    assert vis.format_w(0.8027, "≥", 0.78, 0.82) == "≥ 0.80 [0.78, 0.82]"
-    assert vis.format_w(-0.0527, "=", -0.08, -0.04) == "-0.05 [-0.08, -0.04]"
-    assert vis.format_w(np.nan, "n/a") == "n/a"
-    assert vis.format_v(12.402, "=") == "12.4" and vis.format_v(250.0, "≥") == "≥ 250"
+    assert vtab.format_w(0.8027, "≥", 0.78, 0.82) == "≥ 0.80 [0.78, 0.82]"
+    assert vtab.format_w(-0.0527, "=", -0.08, -0.04) == "-0.05 [-0.08, -0.04]"
+    assert vtab.format_w(np.nan, "n/a") == "n/a"
+    assert vtab.format_v(12.402, "=") == "12.4" and vtab.format_v(250.0, "≥") == "≥ 250"
 
 
 # ----------------------------------------------------------------------------- cube and bootstrap
@@ -246,7 +247,7 @@ def test_blind_spot_table_intervals_and_bounds():
     internal = t1[t1.signal == "internal"]
     assert (internal.w_kind == "≥").all() and np.allclose(internal.bound_share, 1.0)
     assert (t1[t1.signal == "abstain2"].w_kind == "≥").all()
-    table = vis.table_v(t1)
+    table = vtab.table_v(t1)
     assert list(table.columns) == ["model", "task", "arm", "V_acc (m)", "W internal", "W verbal", "W abstain",
                                    "W abstain2"]
     assert table["W internal"].str.startswith("≥ ").all()

@@ -23,10 +23,14 @@ Real photographs carry no intrinsics; the stated default is a horizontal field o
 view of 60° (:data:`DEFAULT_FOV_DEG`), a parameter. (The synthetic camera has
 ``f = 1.2 W``, a 45.2° field of view: :func:`vlmrobust.synth.focal_px`.)
 
-**Sky cap.** Sky pixels have infinite depth, so any fog turns the whole sky into
-the veiling light, a cue that clear-sky training never shows.
-:func:`cap_sky` replaces infinite depths by a stated distance (finite depths
-are kept, even beyond it); the notebook exposes it as a parameter.
+**Sky cap.** Sky pixels have infinite depth in the synthetic world, so any fog, at
+any V, turns the whole sky into the veiling light. Seed 003's depth comes from a
+monocular *metric* depth model, which never returns infinity: the outdoor model of
+its paper variant (Depth Anything V2 Metric Outdoor) predicts depth up to its
+``max_depth`` of 80 m, the sky included. :func:`cap_sky` replaces infinite depths
+by a stated distance (finite depths are kept, even beyond it);
+:data:`METRIC_SKY_DEPTH_M` (80 m) is the sky depth the paper's pipeline sees, the
+default of notebook 06; an infinite sky stays a parameter there.
 
 :func:`real_scenes` turns COCO-style annotations into the scene table of
 :mod:`vlmrobust.synth.visibility` (one boxed object per image), so real images
@@ -46,12 +50,15 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_FOV_DEG", "DepthProvider", "ExactDepth", "ConstantPlaneDepth", "PipelineDepth",
+__all__ = ["DEFAULT_FOV_DEG", "METRIC_SKY_DEPTH_M", "DepthProvider", "ExactDepth",
+           "ConstantPlaneDepth", "PipelineDepth",
            "focal_from_fov", "planar_to_ray", "ray_to_planar", "cap_sky", "make_provider", "attach_depth",
            "real_scenes"]
 
 #: Stated horizontal field of view of real photographs without intrinsics (degrees).
 DEFAULT_FOV_DEG = 60.0
+#: The sky's depth as a metric outdoor depth model gives it: Depth Anything V2 Metric Outdoor's ``max_depth``.
+METRIC_SKY_DEPTH_M = 80.0
 
 
 class DepthProvider(Protocol):

@@ -13,9 +13,10 @@ image_ref            the image **with** the red box (what the clean condition sh
 clean_ref            the same image without the box
 depth_ref            metric ray distance (``synth://`` or a ``.npy`` file), ``None`` when unknown
 box                  the box outline ``[x0, y0, x1, y1]`` (inclusive pixels)
-object               the boxed object's name (synthetic: ``"<colour> <shape>"``; COCO: its category)
-distractors          three other names (synthetic: of three other colours, so that the name is decided
-                     by what the organisms see best; COCO: three other categories)
+object               the boxed object's name (synthetic: its shape, ``question="name"``, or
+                     ``"<colour> <shape>"``, ``question="colour"``; COCO: its category)
+distractors          three other names (synthetic: three other shapes, or three other colours each with a
+                     shape drawn at random; COCO: three other categories)
 target_distance_m    ray distance to the boxed object's centre (NaN when unknown)
 meta                 JSON text with provenance
 ===================  ================================================================================
@@ -35,9 +36,14 @@ with the abstain variant. ``wording="organisms"`` writes the yes/no options in
 the organisms' vocabulary ("yes", "no"); ``wording="seed003"`` as seed 003 does
 ("Yes", "No"). The prompt template is chosen when scoring (:func:`templates`).
 
-Synthetic scenes are scenes of the ``colour`` family (:mod:`vlmrobust.synth`):
-one boxed coloured shape at 3-16 m and up to three others, rendered with exact
-ray distance; the sky has infinite depth.
+Synthetic scenes (:func:`synth_scenes`, :data:`QUESTIONS`) ask by default what seed 003's t2 asks, the
+boxed object's **name**: on the synthetic world that is its shape (``question="name"``; distractors: three
+other shapes; the scenes are those of the ``shape`` family, one boxed shape drawn 12-28 px tall at 3-11 m and
+up to three others). ``question="colour"`` keeps the earlier reading, the object's colour (scenes of the
+``colour`` family, 8-24 px at 3-16 m; distractors of three other colours). Under water red goes first, so a
+colour question fails in clearer water than a name question does; seed 003's t2 is a name question (Table
+II). Both render exact ray distance; the sky's depth is infinite in the scene and made finite, where a
+metric depth model would, by :func:`vlmrobust.depth.attach_depth` (``sky_cap_m``).
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ from .families import COLOUR_NAMES, article
 from .items import DEFAULT_DISTANCE, item_from_ref, make_ref
 from .raster import SHAPES
 
-__all__ = ["SCENE_COLUMNS", "ABSTAIN_VARIANTS", "WORDINGS", "T2_QUESTION", "T3_QUESTION", "synth_scenes",
+__all__ = ["SCENE_COLUMNS", "ABSTAIN_VARIANTS", "WORDINGS", "QUESTIONS", "T2_QUESTION", "T3_QUESTION", "synth_scenes",
            "scene_items", "templates", "shuffled_items", "item_meta"]
 
 SCENE_COLUMNS = ("scene_id", "source", "image_ref", "clean_ref", "depth_ref", "box", "object", "distractors",
@@ -64,7 +70,9 @@ ABSTAIN_VARIANTS = ("none", *ABSTAIN_TEXTS)
 WORDINGS = ("organisms", "seed003")
 T2_QUESTION = "What is the object inside the red box?"
 T3_QUESTION = "Is the object inside the red box {article} {obj}?"
-SCENE_FAMILY = "colour"
+#: What t2 asks of a synthetic scene, and the family whose scenes it renders: the name (shape) or the colour.
+QUESTIONS = {"name": "shape", "colour": "colour"}
+SCENE_FAMILY = "colour"  # the family of question="colour" (kept for readers of older runs)
 
 
 def _check_int(name: str, value, lo: int) -> int:
@@ -74,31 +82,41 @@ def _check_int(name: str, value, lo: int) -> int:
 
 
 def synth_scenes(n_scenes: int, seed: int, size: int = 64,
-                 distance: tuple[float, float] = DEFAULT_DISTANCE) -> pd.DataFrame:
+                 distance: tuple[float, float] = DEFAULT_DISTANCE, question: str = "name") -> pd.DataFrame:
     """``n_scenes`` synthetic scenes (:data:`SCENE_COLUMNS`), scene ``i`` drawn from ``repro.rng`` keys only.
 
-    The image is the ``colour`` family's item ``i`` of ``seed`` (``synth://``
-    reference, re-rendered anywhere); the distractor names are three other
-    colours, each with a shape drawn at random, from
-    ``repro.rng("visibility-scene", seed, i)``.
+    ``question`` (:data:`QUESTIONS`) picks what t2 asks and which family renders
+    the scene: the image is that family's item ``i`` of ``seed`` (``synth://``
+    reference, re-rendered anywhere). ``"name"``: the object is its shape, the
+    distractors three other shapes in a seeded order; ``"colour"``: the object is
+    ``"<colour> <shape>"``, the distractors three other colours, each with a shape
+    drawn at random. Both from ``repro.rng("visibility-scene", seed, i)``.
     """
     n_scenes, seed = _check_int("n_scenes", n_scenes, 1), _check_int("seed", seed, 0)
+    if question not in QUESTIONS:
+        raise ValueError(f"question must be one of {list(QUESTIONS)}, got {question!r}")
+    family = QUESTIONS[question]
     rows = []
     for i in range(n_scenes):
-        ref = make_ref(seed, SCENE_FAMILY, i, size, None, distance)
+        ref = make_ref(seed, family, i, size, None, distance)
         item = item_from_ref(ref)
         target = item.meta["objects"][item.meta["target"]]
         colour, shape = target["colour"], target["shape"]
         rng = repro.rng("visibility-scene", seed, i)
-        others = [COLOUR_NAMES[k] for k in rng.permutation(len(COLOUR_NAMES)) if COLOUR_NAMES[k] != colour][:3]
-        distractors = [f"{c} {SHAPES[int(rng.integers(len(SHAPES)))]}" for c in others]
+        if question == "name":
+            name = shape
+            distractors = [SHAPES[k] for k in rng.permutation(len(SHAPES)) if SHAPES[k] != shape][:3]
+        else:
+            name = f"{colour} {shape}"
+            others = [COLOUR_NAMES[k] for k in rng.permutation(len(COLOUR_NAMES)) if COLOUR_NAMES[k] != colour][:3]
+            distractors = [f"{c} {SHAPES[int(rng.integers(len(SHAPES)))]}" for c in others]
         rows.append({
-            "scene_id": f"vis-s{seed}-{i:05d}", "source": "synth", "image_ref": ref,
-            "clean_ref": make_ref(seed, SCENE_FAMILY, i, size, None, distance, box=False), "depth_ref": ref,
-            "box": [int(b) for b in item.meta["box"]], "object": f"{colour} {shape}", "distractors": distractors,
-            "target_distance_m": float(item.meta["target_distance_m"]),
-            "meta": json.dumps({"seed": seed, "index": i, "family": SCENE_FAMILY, "colour": colour, "shape": shape,
-                                "size": size}, sort_keys=True),
+            "scene_id": f"vis-s{seed}-{i:05d}" + ("" if question == "colour" else f"-{question}"), "source": "synth",
+            "image_ref": ref, "clean_ref": make_ref(seed, family, i, size, None, distance, box=False),
+            "depth_ref": ref, "box": [int(b) for b in item.meta["box"]], "object": name,
+            "distractors": distractors, "target_distance_m": float(item.meta["target_distance_m"]),
+            "meta": json.dumps({"seed": seed, "index": i, "family": family, "colour": colour, "shape": shape,
+                                "size": size, "question": question}, sort_keys=True),
         })
     return pd.DataFrame(rows, columns=list(SCENE_COLUMNS))
 

@@ -15,8 +15,15 @@ rate with seed 003's main wording and with "I don't know" (``abstain2``).
   answer options without the abstain option). Internal and verbalized confidence:
   half-way between the clean value and chance, :math:`(y_0 + 1/K)/2` (seed 003's
   rows do not distinguish this from half-way to 0, where every printed bound is
-  the same; stated choice). Abstain: half-way between the clean rate and 1,
-  :math:`(y_0 + 1)/2`.
+  the same; stated choice). Abstain (``abstain_mid``, :data:`ABSTAIN_MIDS`): a
+  fixed :math:`m = 0.5` by default, or half-way between the clean rate and 1,
+  :math:`(y_0 + 1)/2`. The default is the rule that best reproduces seed 003's
+  Table V from its Table IX (:func:`vlmrobust.analysis.visibility.paper.abstain_mid_comparison`):
+  on the one printed abstain row whose clean rate is not 0 (Qwen3-VL-2B, t2, fog,
+  clean 0.01) 0.5 gives W = -0.056 and (y_0 + 1)/2 gives -0.053 against the
+  printed -0.06 (errors 0.0037 and 0.0074, squared errors 4x apart); of the curves
+  within the printing's rounding (+-0.005 at every level) 67 % reproduce the printed
+  -0.06 under 0.5, 22 % under (y_0 + 1)/2.
 * **First crossing.** Scanning from the clearest level towards the murkiest,
   the first level ``j`` at which the signal reaches its mid-level (accuracy and
   confidence: ``y_j <= m``; abstain: ``y_j >= m``); later crossings are ignored.
@@ -48,7 +55,8 @@ rate with seed 003's main wording and with "I don't know" (``abstain2``).
   (:func:`bootstrap`); a resample in which a signal does not cross contributes its
   bound; ``bound_share`` reports how often.
 
-The cube of per-scene sums (:class:`SignalCube`) comes from the long table of
+Table V's printed text cells (:func:`~vlmrobust.analysis.visibility.tables.table_v`) are laid out in
+:mod:`vlmrobust.analysis.visibility.tables`. The cube of per-scene sums (:class:`SignalCube`) comes from the long table of
 :func:`vlmrobust.analysis.visibility.readouts.signals_long`.
 """
 
@@ -67,9 +75,9 @@ from ...stats.bootstrap import (
 )
 
 __all__ = [
-    "SIGNALS", "AWARE_SIGNALS", "CROSSED", "AT_FIRST", "NEVER", "UNDEFINED", "W_KINDS", "FLAGS",
+    "SIGNALS", "AWARE_SIGNALS", "CROSSED", "AT_FIRST", "NEVER", "UNDEFINED", "W_KINDS", "FLAGS", "ABSTAIN_MIDS",
     "mid_level", "first_crossing", "crossing_interval", "width", "blind_spots", "SignalCube", "signal_cube",
-    "level_means", "bootstrap", "bootstrap_loop", "blind_spot_table", "format_w", "format_v", "table_v",
+    "level_means", "bootstrap_means", "bootstrap", "bootstrap_loop", "blind_spot_table",
 ]
 
 SIGNALS = ("accuracy", "internal", "verbal", "abstain", "abstain2")
@@ -82,14 +90,20 @@ W_KINDS = ("=", "≥", "≤", "n/a")
 #: Reasons a cell or a signal is not interpretable (flag codes 1..).
 FLAGS = ("", "clean accuracy within min_gap of chance", "clean value within min_gap of chance",
          "clean abstain rate above 0.5", "no data at some level")
+#: The abstain mid-levels: a fixed 0.5 (default) or half-way from the clean rate to 1.
+ABSTAIN_MIDS = ("fixed", "clean")
 
 
-def mid_level(clean, chance, signal: str) -> np.ndarray:
-    """The mid-level of ``signal`` (see the module docstring): half-way to chance, or to 1 for abstain."""
+def mid_level(clean, chance, signal: str, abstain_mid: str = "fixed") -> np.ndarray:
+    """The mid-level of ``signal`` (see the module docstring): half-way to chance; abstain 0.5 or (y_0 + 1)/2."""
     if signal not in SIGNALS:
         raise ValueError(f"signal must be one of {SIGNALS}, got {signal!r}")
+    if abstain_mid not in ABSTAIN_MIDS:
+        raise ValueError(f"abstain_mid must be one of {ABSTAIN_MIDS}, got {abstain_mid!r}")
     clean = np.asarray(clean, dtype=np.float64)
-    return (clean + 1.0) / 2.0 if signal.startswith("abstain") else (clean + np.asarray(chance, np.float64)) / 2.0
+    if signal.startswith("abstain"):
+        return np.full_like(clean, 0.5) if abstain_mid == "fixed" else (clean + 1.0) / 2.0
+    return (clean + np.asarray(chance, np.float64)) / 2.0
 
 
 def _levels(levels_m) -> np.ndarray:
@@ -161,7 +175,8 @@ def width(acc_lo, acc_hi, aware_lo, aware_hi) -> tuple[np.ndarray, np.ndarray]:
     return w, kind
 
 
-def blind_spots(curves, clean, chance, levels_m, min_gap: float = 0.1) -> dict[str, np.ndarray]:
+def blind_spots(curves, clean, chance, levels_m, min_gap: float = 0.1,
+                abstain_mid: str = "fixed") -> dict[str, np.ndarray]:
     """V_acc, V_aware and W of every cell at once (the definitions of the module docstring).
 
     ``curves`` is ``(..., 5, L)`` (the signals of :data:`SIGNALS` at the levels),
@@ -176,7 +191,7 @@ def blind_spots(curves, clean, chance, levels_m, min_gap: float = 0.1) -> dict[s
         raise ValueError(f"curves must be (..., {len(SIGNALS)}, L) and clean (..., {len(SIGNALS)}), got "
                          f"{curves.shape} and {clean.shape}")
     chance = np.broadcast_to(np.asarray(chance, np.float64), clean.shape[:-1])
-    mids = np.stack([mid_level(clean[..., k], chance, s) for k, s in enumerate(SIGNALS)], axis=-1)
+    mids = np.stack([mid_level(clean[..., k], chance, s, abstain_mid) for k, s in enumerate(SIGNALS)], axis=-1)
     v, st = first_crossing(curves, levels_m, mids, _RISING)
     gap = clean - chance[..., None]
     flag = np.zeros(clean.shape, dtype=np.int64)
@@ -265,11 +280,12 @@ def level_means(cube: SignalCube) -> np.ndarray:
         return cube.sums.sum(0) / cube.counts.sum(0)
 
 
-def _spots(means: np.ndarray, cube: SignalCube, min_gap: float) -> dict[str, np.ndarray]:
-    return blind_spots(means[..., 1:], means[..., 0], cube.chance, cube.levels_m, min_gap)
+def _spots(means: np.ndarray, cube: SignalCube, min_gap: float, abstain_mid: str = "fixed") -> dict[str, np.ndarray]:
+    return blind_spots(means[..., 1:], means[..., 0], cube.chance, cube.levels_m, min_gap, abstain_mid)
 
 
-def bootstrap(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: float = 0.1) -> dict:
+def bootstrap(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: float = 0.1,
+              abstain_mid: str = "fixed") -> dict:
     """Bootstrap replicates of every cell at once: resampling counts of scenes, one matrix product.
 
     Returns the :func:`blind_spots` arrays with a leading resample axis
@@ -278,8 +294,20 @@ def bootstrap(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: 
     :func:`resample_indices`), so :func:`bootstrap_loop` with an equally seeded
     generator draws the same ones.
     """
-    n = len(cube.scenes)
-    counts_w = resample_counts(n, n_boot, rng)
+    means = bootstrap_means(cube, resample_counts(len(cube.scenes), n_boot, rng))
+    return _spots(means, cube, min_gap, abstain_mid)
+
+
+def bootstrap_means(cube: SignalCube, counts_w: np.ndarray) -> np.ndarray:
+    """:func:`level_means` of each resample: ``(n_boot, cells, signals, 1 + levels)``.
+
+    ``counts_w`` is ``(n_boot, n_scenes)``, how often each scene of ``cube.scenes``
+    is drawn (:func:`vlmrobust.stats.bootstrap.resample_counts`); other per-scene
+    statistics drawn with the same counts move with these means.
+    """
+    n, n_boot = len(cube.scenes), counts_w.shape[0]
+    if counts_w.shape[1] != n:
+        raise ValueError(f"counts_w has {counts_w.shape[1]} scenes, the cube {n}")
     flat = cube.sums.shape[1:]
     s = replicate_sums(counts_w, cube.sums.reshape(n, -1)).reshape((n_boot, *flat))
     qc = cube.counts.reshape(n, -1)
@@ -292,18 +320,18 @@ def bootstrap(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: 
         c[:, ~same] = replicate_sums(counts_w, qc[:, ~same])
         c = c.reshape((n_boot, *flat))
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = s / c
-    return _spots(means, cube, min_gap)
+        return s / c
 
 
-def bootstrap_loop(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: float = 0.1) -> dict:
+def bootstrap_loop(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_gap: float = 0.1,
+                   abstain_mid: str = "fixed") -> dict:
     """The same replicates as :func:`bootstrap`, one resample at a time (the reference of ``bench/visibility.py``)."""
     idx = resample_indices(len(cube.scenes), n_boot, rng)
     reps = []
     for row in idx:
         with np.errstate(invalid="ignore", divide="ignore"):
             means = cube.sums[row].sum(0) / cube.counts[row].sum(0)
-        reps.append(_spots(means, cube, min_gap))
+        reps.append(_spots(means, cube, min_gap, abstain_mid))
     return {k: np.stack([r[k] for r in reps]) for k in reps[0]}
 
 
@@ -311,7 +339,7 @@ def bootstrap_loop(cube: SignalCube, n_boot: int, rng: np.random.Generator, min_
 
 
 def blind_spot_table(cube: SignalCube, n_boot: int = 1000, rng: np.random.Generator | None = None,
-                     ci: float = 0.95, min_gap: float = 0.1) -> pd.DataFrame:
+                     ci: float = 0.95, min_gap: float = 0.1, abstain_mid: str = "fixed") -> pd.DataFrame:
     """Seed 003 Table V in long form: one row per (model, task, arm, awareness signal).
 
     Columns: the cell, ``signal``; ``clean``, ``mid`` (the signal's), ``v_acc``,
@@ -320,13 +348,13 @@ def blind_spot_table(cube: SignalCube, n_boot: int = 1000, rng: np.random.Genera
     ``v_aware_kind``; ``w``, ``w_kind`` (:data:`W_KINDS`), ``w_lo``, ``w_hi``
     (percentile interval of the resampled ``W``), ``bound_share`` (share of
     resamples in which ``W`` is a bound) and ``flag`` (why "n/a"). ``rng=None``
-    or ``n_boot=0`` skips the intervals.
+    or ``n_boot=0`` skips the intervals. ``abstain_mid``: :data:`ABSTAIN_MIDS`.
     """
     means = level_means(cube)
-    point = _spots(means, cube, min_gap)
+    point = _spots(means, cube, min_gap, abstain_mid)
     n_cells = len(cube.cells)
     if n_boot and rng is not None:
-        reps = bootstrap(cube, n_boot, rng, min_gap)
+        reps = bootstrap(cube, n_boot, rng, min_gap, abstain_mid)
         w_lo, w_hi = percentile_interval(reps["w"], ci)
         a_lo, a_hi = percentile_interval(reps["v_acc"], ci)
         finite = np.isfinite(reps["w"])
@@ -349,34 +377,4 @@ def blind_spot_table(cube: SignalCube, n_boot: int = 1000, rng: np.random.Genera
                 "w": point["w"][c, k], "w_kind": W_KINDS[int(point["w_kind"][c, k])], "w_lo": w_lo[c, k],
                 "w_hi": w_hi[c, k], "bound_share": bound_share[c, k], "flag": FLAGS[int(point["flag"][c, k])],
             })
-    return pd.DataFrame(rows)
-
-
-def format_w(w: float, kind: str, lo: float = np.nan, hi: float = np.nan) -> str:
-    """Seed 003's cell format: ``-0.06 [-0.08, -0.04]``, ``≥ 0.80 [0.78, 0.82]``, ``n/a``."""
-    if kind == "n/a" or not np.isfinite(w):
-        return "n/a"
-    head = f"{w:.2f}" if kind == "=" else f"{kind} {w:.2f}"
-    return head + (f" [{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) and np.isfinite(hi) else "")
-
-
-def format_v(v: float, kind: str) -> str:
-    """V_acc as printed: ``12.4``, ``707``, ``≥ 250``, ``< 1.95``, ``n/a`` (three digits, no exponent)."""
-    if kind == "n/a" or not np.isfinite(v):
-        return "n/a"
-    text = f"{v:.0f}" if v >= 100 else f"{v:.3g}"
-    return text if kind == "=" else f"{kind} {text}"
-
-
-def table_v(spots: pd.DataFrame) -> pd.DataFrame:
-    """Table V as printed: one row per (model, task, arm) with ``V_acc (m)`` and ``W <signal>`` text cells."""
-    rows = []
-    for (model, task, arm), g in spots.groupby(["model", "task", "arm"], sort=False):
-        g = g.set_index("signal")
-        first = g.iloc[0]
-        row = {"model": model, "task": task, "arm": arm, "V_acc (m)": format_v(first.v_acc, first.v_acc_kind)}
-        for sig in AWARE_SIGNALS:
-            r = g.loc[sig]
-            row[f"W {sig}"] = format_w(r.w, r.w_kind, r.w_lo, r.w_hi)
-        rows.append(row)
     return pd.DataFrame(rows)

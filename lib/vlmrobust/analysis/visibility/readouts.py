@@ -7,8 +7,10 @@ one **signal** (:data:`vlmrobust.analysis.visibility.blind_spot.SIGNALS`):
 
 * questions **without** an abstain option, scored by the model's own method:
   ``accuracy`` (``correct``) and ``internal`` confidence, the chosen option's
-  probability: ``confidence`` (renormalised over the options, so chance is
-  exactly 1/K; the default) or ``token_prob`` (over the whole vocabulary);
+  probability: ``token_prob`` (its answer token's probability over the whole
+  vocabulary, seed 003's "internal (token-probability) confidence", abstract;
+  the default) or ``confidence`` (renormalised over the options, so chance is
+  exactly 1/K);
 * the same questions scored with the confidence request (method ``verbal``):
   ``verbal`` = ``verbal_conf`` (unparsed answers have none; the parse rate is
   reported beside it);
@@ -37,8 +39,8 @@ __all__ = ["INTERNAL", "signal_rows", "signals_long", "condition_summary", "verb
            "pooled_reliability", "object_transmittance", "accuracy_vs_transmittance", "measured_fog_gain",
            "visibility_for_gain", "imagenet_fog_visibility", "interp_log_v"]
 
-#: The two internal confidences of the predictions table.
-INTERNAL = ("confidence", "token_prob")
+#: The two internal confidences of the predictions table (seed 003's is the token probability).
+INTERNAL = ("token_prob", "confidence")
 _VARIANT_SIGNAL = {"unclear": "abstain", "dont_know": "abstain2"}
 
 
@@ -51,7 +53,7 @@ def _meta(items: pd.DataFrame) -> pd.DataFrame:
     return meta[keep]
 
 
-def signal_rows(pred: pd.DataFrame, items: pd.DataFrame, *, internal: str = "confidence",
+def signal_rows(pred: pd.DataFrame, items: pd.DataFrame, *, internal: str = "token_prob",
                 method: str | None = None) -> pd.DataFrame:
     """One row per (prediction, signal) with ``signal``, ``value``, the condition and the question's scene.
 

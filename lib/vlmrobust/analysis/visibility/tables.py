@@ -8,6 +8,7 @@ Presentation only: every number here is computed elsewhere —
 :func:`~vlmrobust.analysis.visibility.readouts.imagenet_fog_visibility` — and these
 functions only select, join and name it the way seed 003 prints it:
 
+* :func:`table_v`, :func:`format_w`, :func:`format_v` — Table V's text cells;
 * :func:`signal_tables` — Tables IX–X (every signal at every level);
 * :func:`murky_table` — Table IV (two murky levels);
 * :func:`fog_severity_table` — Table VII (ImageNet-C severities in metres, with each model's accuracy);
@@ -24,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from ...schema import CLEAN
-from .blind_spot import SIGNALS, SignalCube
+from .blind_spot import AWARE_SIGNALS, SIGNALS, SignalCube
 from .readouts import interp_log_v
 
-__all__ = ["SHORT_SIGNALS", "cell_index", "level_columns", "signal_tables", "murky_table", "parse_rate_table", "calibration_wide",
+__all__ = ["format_w", "format_v", "table_v", "SHORT_SIGNALS", "cell_index", "level_columns", "signal_tables", "murky_table", "parse_rate_table", "calibration_wide",
            "fog_severity_table", "controls_table"]
 
 #: Table IV's short names of :data:`~vlmrobust.analysis.visibility.blind_spot.SIGNALS`, in that order.
@@ -157,4 +158,34 @@ def controls_table(summary: pd.DataFrame, shuffled: pd.DataFrame, verbal: pd.Dat
                 row["sky_only_water_accuracy"] = pick(summary, "sky_only_water+box", "accuracy")
                 row["sky_only_fog_internal"] = pick(summary, "sky_only_fog+box", "internal")
             rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def format_w(w: float, kind: str, lo: float = np.nan, hi: float = np.nan) -> str:
+    """Seed 003's cell format: ``-0.06 [-0.08, -0.04]``, ``≥ 0.80 [0.78, 0.82]``, ``n/a``."""
+    if kind == "n/a" or not np.isfinite(w):
+        return "n/a"
+    head = f"{w:.2f}" if kind == "=" else f"{kind} {w:.2f}"
+    return head + (f" [{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) and np.isfinite(hi) else "")
+
+
+def format_v(v: float, kind: str) -> str:
+    """V_acc as printed: ``12.4``, ``707``, ``≥ 250``, ``< 1.95``, ``n/a`` (three digits, no exponent)."""
+    if kind == "n/a" or not np.isfinite(v):
+        return "n/a"
+    text = f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+    return text if kind == "=" else f"{kind} {text}"
+
+
+def table_v(spots: pd.DataFrame) -> pd.DataFrame:
+    """Table V as printed: one row per (model, task, arm) with ``V_acc (m)`` and ``W <signal>`` text cells."""
+    rows = []
+    for (model, task, arm), g in spots.groupby(["model", "task", "arm"], sort=False):
+        g = g.set_index("signal")
+        first = g.iloc[0]
+        row = {"model": model, "task": task, "arm": arm, "V_acc (m)": format_v(first.v_acc, first.v_acc_kind)}
+        for sig in AWARE_SIGNALS:
+            r = g.loc[sig]
+            row[f"W {sig}"] = format_w(r.w, r.w_kind, r.w_lo, r.w_hi)
+        rows.append(row)
     return pd.DataFrame(rows)

@@ -1,0 +1,123 @@
+"""How notebook 06's observation rows decide: an interval against a region taken from the paper.
+
+Every row of :mod:`vlmrobust.analysis.visibility.observations` compares a
+statistic's 95 % bootstrap interval (over scenes, seeded) with an acceptance
+region ``[low, high]`` taken from seed 003 (or from the issue, for the testbed's
+controls): the row **holds** when the interval lies inside the region, **fails**
+when the interval lies wholly outside it, and is **undecided** (``None``, "the
+interval straddles the region's edge") otherwise. A claim made for several
+models or cells holds when every decided part holds and none fails; any failing
+part fails it; otherwise it is undecided. A "some instance" claim is a share of
+models with its own bootstrap interval.
+
+:class:`ConditionMeans` holds the per-scene means of conditions outside the
+visibility arms (ImageNet-C fog, blank, shuffled and sky-only images, clean) and
+their bootstrap replicates, so that differences against the clean image are
+paired over scenes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
+
+__all__ = ["verdict", "combine", "interval_text", "ConditionMeans", "condition_means"]
+
+
+def verdict(lo: float, hi: float, low: float = -np.inf, high: float = np.inf) -> bool | None:
+    """True when ``[lo, hi]`` lies inside ``[low, high]``, False when wholly outside, None otherwise (or NaN)."""
+    if np.isnan(lo) or np.isnan(hi):
+        return None
+    if lo >= low and hi <= high:
+        return True
+    if hi < low or lo > high:
+        return False
+    return None
+
+
+def combine(parts: Iterable[bool | None]) -> bool | None:
+    """All parts True (and at least one): True; any False: False; otherwise None."""
+    parts = list(parts)
+    if any(p is False for p in parts):
+        return False
+    if parts and all(p is True for p in parts):
+        return True
+    return None
+
+
+def interval_text(x: float, lo: float, hi: float, digits: int = 2) -> str:
+    """``0.42 [0.30, 0.55]``; ``n/a`` for NaN."""
+    if not np.isfinite(x):
+        return "n/a"
+    body = f"{x:.{digits}f}"
+    return body + (f" [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else "")
+
+
+@dataclass
+class ConditionMeans:
+    """Means per (model, task, perturbation, level, signal) and their bootstrap replicates over scenes."""
+
+    keys: pd.DataFrame
+    point: np.ndarray
+    reps: np.ndarray
+
+    def find(self, model: str, task: str, perturbation: str, signal: str, level: int | None = None) -> int | None:
+        k = self.keys
+        sel = (k.model == model) & (k.task == task) & (k.perturbation == perturbation) & (k.signal == signal)
+        if level is not None:
+            sel &= k.level == level
+        hit = np.flatnonzero(sel.to_numpy())
+        return int(hit[0]) if hit.size else None
+
+    def value(self, *key, level: int | None = None, ci: float = 0.95) -> tuple[float, float, float]:
+        """``(mean, lo, hi)`` of one condition; NaN when absent."""
+        i = self.find(*key, level=level)
+        if i is None:
+            return np.nan, np.nan, np.nan
+        lo, hi = percentile_interval(self.reps[:, i], ci) if len(self.reps) else (np.nan, np.nan)
+        return float(self.point[i]), float(lo), float(hi)
+
+    def diff(self, a: tuple, b: tuple, level_a: int | None = None, ci: float = 0.95) -> tuple[float, float, float]:
+        """``(mean_a - mean_b, lo, hi)``, paired over the same resampled scenes; NaN when either is absent."""
+        i, j = self.find(*a, level=level_a), self.find(*b)
+        if i is None or j is None:
+            return np.nan, np.nan, np.nan
+        d = self.reps[:, i] - self.reps[:, j]
+        lo, hi = percentile_interval(d, ci) if len(d) else (np.nan, np.nan)
+        return float(self.point[i] - self.point[j]), float(lo), float(hi)
+
+
+def condition_means(rows: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> ConditionMeans:
+    """:class:`ConditionMeans` of a table of per-question signals (``model, task, perturbation, level, scene,
+    signal, value``, e.g. :func:`vlmrobust.analysis.visibility.readouts.signal_rows`).
+
+    Scenes are resampled with replacement (``n_boot`` resamples of
+    :func:`vlmrobust.stats.bootstrap.resample_counts`); a question without a value
+    (an unparsed verbalized confidence) counts for nothing.
+    """
+    need = ["model", "task", "perturbation", "level", "scene", "signal", "value"]
+    missing = [c for c in need if c not in rows.columns]
+    if missing:
+        raise ValueError(f"rows lack {missing}; they need {need}")
+    data = rows[np.isfinite(rows["value"].to_numpy(np.float64))]
+    kcols = ["model", "task", "perturbation", "level", "signal"]
+    keys = data[kcols].drop_duplicates().reset_index(drop=True)
+    k_idx = pd.MultiIndex.from_frame(keys).get_indexer(pd.MultiIndex.from_frame(data[kcols]))
+    scenes = np.array(sorted(set(data["scene"])), dtype=object)
+    s_idx = pd.Index(scenes).get_indexer(data["scene"])
+    sums, counts = np.zeros((len(scenes), len(keys))), np.zeros((len(scenes), len(keys)))
+    np.add.at(sums, (s_idx, k_idx), data["value"].to_numpy(np.float64))
+    np.add.at(counts, (s_idx, k_idx), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = sums.sum(0) / counts.sum(0)
+        if n_boot and len(scenes):
+            w = resample_counts(len(scenes), n_boot, rng)
+            reps = replicate_sums(w, sums) / replicate_sums(w, counts)
+        else:
+            reps = np.empty((0, len(keys)))
+    return ConditionMeans(keys, point, reps)
