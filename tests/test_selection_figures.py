@@ -144,6 +144,8 @@ def test_category_shift_bars_in_table_order_and_sources_panel():
     fig = SF.category_shift(tasks, sources)
     assert len(fig.axes) == 2 and fig.axes[1].get_title() == "sources, pool → split (Fig. 8a)"
     assert len(_bars(fig.axes[1])) == 4 and fig.axes[1].get_legend() is None
+    assert fig.axes[0].get_title() == "task families, pool → split"
+    assert SF.category_shift(tasks, level="L2 categories").axes[0].get_title() == "L2 categories, pool → split"
 
 
 def test_kappa_picks_low_median_high_of_the_eligible():

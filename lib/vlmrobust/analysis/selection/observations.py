@@ -1,13 +1,17 @@
 """Seed 000's §IV claims checked on a selection run (the observations table of notebook 01).
 
-Each check returns a :class:`~vlmrobust.stats.observations.Check`;
-:func:`selection_observations` stacks the four. Differences of means come with
-a percentile bootstrap interval over the pool's items (:func:`mean_shift`): the
-split is held fixed and the pool resampled, so the interval is about the
-items, not about re-running the selection.
+:func:`selection_observations` stacks one :class:`~vlmrobust.stats.observations.Check` per claim, in the
+paper's order: the split's κ (Fig. 3(a)), its responsiveness for the evaluated models (supplement Fig. 9(a)),
+κ and difficulty (§IV-C, three rows), Eq. 3 against a pooled-κ threshold (§IV-D), the novelty term and
+concentration (§IV-D), Table I (three rows), sources and families kept (supplement II-A). The checks and the
+nulls they are compared with are in :mod:`.checks` and :mod:`.nulls`; here are the shift of a mean between
+pool and split with its bootstrap interval (:func:`mean_shift`, the split held fixed and the pool's items
+resampled) and the evaluated-model row built on it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,10 +19,14 @@ from scipy.stats import spearmanr
 
 from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
 from ...stats.observations import Check, observations_table
+from . import checks as C
 from .responsiveness import AnswerPaths
 
-__all__ = ["mean_shift", "obs_split_kappa", "obs_evaluated_gini", "obs_table_i", "obs_not_difficulty",
-           "selection_observations"]
+__all__ = ["mean_shift", "obs_evaluated_gini", "selection_observations", "OBSERVATION_STREAMS"]
+
+#: The names of the child generators :func:`selection_observations` spawns from its ``rng``, in order.
+OBSERVATION_STREAMS = ("kappa", "gini", "easy", "difficulty", "eq3", "novelty", "criteria", "table_i",
+                       "fixed_vs_recomputed", "sources", "families")
 
 
 def mean_shift(values: np.ndarray, in_split: np.ndarray, *, n_boot: int, rng: np.random.Generator,
@@ -54,22 +62,6 @@ def _shift_text(m: dict, ci: float) -> str:
             f"difference {m['diff']:+.3f}, {ci:.0%} interval [{m['lo']:+.3f}, {m['hi']:+.3f}]")
 
 
-def obs_split_kappa(kappa: np.ndarray, selected: np.ndarray, eligible: np.ndarray, *, n_boot: int,
-                    rng: np.random.Generator, ci: float = 0.95) -> Check:
-    """Selection enriches responsive items: the split's mean κ is above the pool's (interval above 0)."""
-    m = mean_shift(kappa, selected, n_boot=n_boot, rng=rng, ci=ci)
-    n_el = int(np.asarray(eligible).sum())
-    ok = None if not m["n_split"] or not np.isfinite(m["lo"]) else bool(m["lo"] > 0)
-    return Check(
-        "selection enriches corruption-responsive items (split κ above pool κ)",
-        "Fig. 3(a): Bench-C leaves the pool's low-κ mass; 4,000 → 1,750 eligible → 849 selected (21.2 %)",
-        f"mean κ on the split − on the pool > 0, with its {ci:.0%} bootstrap interval (pool items resampled) "
-        "above 0",
-        f"κ: {_shift_text(m, ci)}; A⁺ {n_el} of {m['n_pool']}, split {m['n_split']} "
-        f"({m['n_split'] / max(m['n_pool'], 1):.1%} of the pool)",
-        ok)
-
-
 def obs_evaluated_gini(gini: np.ndarray, selected: np.ndarray, models: list[str], *, n_boot: int,
                        rng: np.random.Generator, ci: float = 0.95, kappa: np.ndarray | None = None) -> Check:
     """The split stays responsive for the evaluated models: their mean top-1 Gini is higher on the split.
@@ -97,73 +89,36 @@ def obs_evaluated_gini(gini: np.ndarray, selected: np.ndarray, models: list[str]
         ok)
 
 
-def obs_table_i(table: pd.DataFrame, overlap: dict) -> Check:
-    """Table I: no single selector or criterion drives the split (every variant keeps a majority; 0 < JI < 1)."""
-    claim = "the split is not driven by one selector or one criterion (Table I)"
-    paper = ("fixed-pool JI ≥ 0.710 (≥ 705/849 kept), recomputed JI ≥ 0.606 (≥ 641/849); semantic-only vs "
-             "inconsistency-only JI 0.646")
-    check = ("every leave-one-selector-out variant (fixed and recomputed, size-matched) keeps more than half of "
-             "the split, and semantic-only and inconsistency-only overlap partly (0 < JI < 1)")
-    if not len(table) or not overlap.get("size"):
-        return Check(claim, paper, check, "needs two or more selectors and a non-empty split", None)
-    fixed, recomp, ji = table["fixed_retention"], table["recomputed_retention"], overlap["ji"]
-    measured = (f"fixed: JI {table['fixed_ji'].min():.3f}–{table['fixed_ji'].max():.3f}, retention "
-                f"{fixed.min():.2f}–{fixed.max():.2f}; recomputed: JI {table['recomputed_ji'].min():.3f}–"
-                f"{table['recomputed_ji'].max():.3f}, retention {recomp.min():.2f}–{recomp.max():.2f}; "
-                f"semantic vs inconsistency JI {ji:.3f} (|S| = {overlap['size']})")
-    ok = bool((fixed > 0.5).all() and (recomp > 0.5).all() and 0 < ji < 1)
-    return Check(claim, paper, check, measured, ok)
-
-
-def obs_not_difficulty(paths: AnswerPaths, G: np.ndarray, kappa: np.ndarray, selected: np.ndarray) -> Check:
-    """κ measures responsiveness, not difficulty: one-answer wrong paths have G = 0; clean-easy items are selected.
-
-    A path wrong at every corrupted severity with one answer must have G = 0
-    (a G computed with the clean answer in the path would fail here), and some
-    item answered correctly on the clean image by more than half of the
-    selectors must be in the split. The rank correlation of κ with the
-    selectors' clean error rate is reported beside.
-    """
-    claim = "κ measures responsiveness, not difficulty"
-    paper = ("§IV-C: a sample answered incorrectly at every severity has zero trajectory dispersion, whereas an "
-             "initially easy sample can score highly")
-    check = ("every path with one wrong answer at all severities has G = 0, and some item answered correctly on the "
-             "clean image by most selectors is in the split")
-    G = np.asarray(G, dtype=np.float64)
-    constant = (paths.pred == paths.pred[..., :1]).all(axis=-1)
-    wrong = ~paths.correct.any(axis=-1)
-    cw = constant & wrong
-    varied_wrong = wrong & ~constant
-    has_clean = (paths.clean_pred >= 0).all(axis=1)
-    easy = has_clean & (paths.clean_correct.mean(axis=1) > 0.5)
-    sel = np.asarray(selected, dtype=bool)
-    err = 1.0 - paths.clean_correct.mean(axis=1)
-    rho = spearmanr(kappa[has_clean], err[has_clean]).statistic if has_clean.sum() > 2 else np.nan
-    if not cw.any() or not has_clean.any():
-        return Check(claim, paper, check, "no path is wrong with one answer at every severity, or no clean "
-                     "predictions", None)
-    max_g = float(G[cw].max())
-    measured = (f"{int(cw.sum())} one-answer wrong paths: max G {max_g:.3f}; {int(varied_wrong.sum())} wrong paths "
-                f"with several wrong answers: mean G {G[varied_wrong].mean() if varied_wrong.any() else 0:.3f}; "
-                f"clean-easy items in the split {int((easy & sel).sum())} of {int(sel.sum())} "
-                f"(pool {int(easy.sum())} of {len(easy)}); Spearman ρ(κ, clean error rate) {rho:+.2f}")
-    return Check(claim, paper, check, measured, bool(max_g == 0 and (easy & sel).any()))
-
-
 def selection_observations(paths: AnswerPaths, G: np.ndarray, selection, table: pd.DataFrame, overlap: dict,
-                           eval_gini: np.ndarray | None, eval_models: list[str], *, n_boot: int,
-                           rng: np.random.Generator, ci: float = 0.95) -> pd.DataFrame:
+                           eval_gini: np.ndarray | None, eval_models: Sequence[str], *, families: Sequence[str],
+                           sources: Sequence[str], variants: Mapping[str, Mapping[str, np.ndarray]],
+                           n_boot: int, rng: np.random.Generator, ci: float = 0.95,
+                           rho_max: float = 0.5) -> pd.DataFrame:
     """Seed 000's §IV claims on one selection run: the observations table of notebook 01.
 
-    The κ and the Gini intervals resample with the two children of ``rng.spawn(2)``, in that order, so that
-    a report of either shift drawn from the same children gives the same interval.
+    ``families`` and ``sources``: one per pool item (``items.task``, ``items.source``); ``variants``:
+    :func:`~vlmrobust.analysis.selection.leave_one_out`; ``table``: Table I of those variants. Each check
+    draws from its own child of ``rng.spawn(len(OBSERVATION_STREAMS))`` (names in that order); ``n_boot`` is
+    both the bootstrap resamples and the draws of each null; ``rho_max``: :func:`.checks.obs_difficulty_rank`.
     """
-    rng_kappa, rng_gini = rng.spawn(2)
-    checks = [obs_split_kappa(selection.kappa, selection.selected, selection.eligible, n_boot=n_boot,
-                              rng=rng_kappa, ci=ci)]
-    g = np.zeros(len(selection.kappa)) if eval_gini is None else eval_gini
-    checks.append(obs_evaluated_gini(g, selection.selected, eval_models if eval_gini is not None else [],
-                                     n_boot=n_boot, rng=rng_gini, ci=ci, kappa=selection.kappa))
-    checks.append(obs_table_i(table, overlap))
-    checks.append(obs_not_difficulty(paths, G, selection.kappa, selection.selected))
-    return observations_table(checks)
+    r = dict(zip(OBSERVATION_STREAMS, rng.spawn(len(OBSERVATION_STREAMS)), strict=True))
+    k, s, el, ids = selection.kappa, selection.selected, selection.eligible, selection.item_ids
+    g = np.zeros(len(k)) if eval_gini is None else eval_gini
+    rows = [
+        C.obs_split_kappa_null(k, s, el, n_draws=n_boot, rng=r["kappa"], ci=ci),
+        obs_evaluated_gini(g, s, list(eval_models) if eval_gini is not None else [], n_boot=n_boot,
+                           rng=r["gini"], ci=ci, kappa=k),
+        C.obs_zero_dispersion(paths, G),
+        C.obs_easy_can_score_high(paths, k, n_boot=n_boot, rng=r["easy"], ci=ci),
+        C.obs_difficulty_rank(paths, k, n_boot=n_boot, rng=r["difficulty"], ci=ci, rho_max=rho_max),
+        C.obs_eq3_stricter(G, k, el, ids, paths.models, n_boot=n_boot, rng=r["eq3"], ci=ci),
+        C.obs_novelty_concentration(families, s, overlap.get("inconsistency", np.zeros(len(k), bool)), el,
+                                    n_boot=n_boot, rng=r["novelty"], ci=ci),
+        C.obs_criteria_ji(overlap, el, n_draws=n_boot, rng=r["criteria"], ci=ci),
+        C.obs_table_i_null(table, int(el.sum()), n_draws=n_boot, rng=r["table_i"], ci=ci),
+        C.obs_fixed_vs_recomputed({m: (v["fixed"], v["recomputed"]) for m, v in variants.items()}, s,
+                                  n_boot=n_boot, rng=r["fixed_vs_recomputed"], ci=ci),
+        C.obs_sources_kept(sources, s, n_draws=n_boot, rng=r["sources"], ci=ci),
+        C.obs_families_kept(families, el, s, n_draws=n_boot, rng=r["families"], ci=ci),
+    ]
+    return observations_table(rows)

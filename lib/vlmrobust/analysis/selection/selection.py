@@ -34,7 +34,7 @@ import pandas as pd
 from .novelty import TIE_DECIMALS, greedy_novelty
 from .responsiveness import eligible, kappa, selector_gini
 
-__all__ = ["Selection", "select", "split_mask", "top_k", "jaccard", "table_i", "criteria_overlap",
+__all__ = ["Selection", "select", "split_mask", "top_k", "jaccard", "leave_one_out", "table_i", "criteria_overlap",
            "category_shift", "selection_table", "TABLE_I_COLUMNS"]
 
 TABLE_I_COLUMNS = ("removed", "fixed_ji", "fixed_kept", "fixed_retention", "recomputed_eligible",
@@ -144,27 +144,45 @@ def _novelty(image_emb, text_emb, k, ids, el, progress):
     return nu, pick
 
 
-def table_i(G: np.ndarray, image_emb: np.ndarray, text_emb: np.ndarray, selection: Selection,
-            selectors: Sequence[str], *, progress: bool = False) -> pd.DataFrame:
-    """Table I: leave-one-selector-out, with A⁺ fixed and with eligibility recomputed, size-matched.
+def leave_one_out(G: np.ndarray, image_emb: np.ndarray, text_emb: np.ndarray, selection: Selection,
+                  selectors: Sequence[str], *, progress: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """Table I's variants as masks: for each removed selector, ``fixed`` and ``recomputed`` (the size-matched
+    top-|S| selections, rules of the module docstring) and ``eligible`` (the recomputed A⁺).
 
-    One row per removed selector (columns :data:`TABLE_I_COLUMNS`): the Jaccard
-    index against the split, the items of the split kept, and the retention
-    ``kept / |S|``, for the fixed and the recomputed variant, and the size of the
-    recomputed A⁺. Empty with fewer than two selectors.
+    Empty with fewer than two selectors. :func:`table_i` summarises these masks.
     """
     G = np.asarray(G, dtype=np.float64)
     if len(selectors) != G.shape[1]:
         raise ValueError(f"{len(selectors)} selector names for {G.shape[1]} selectors in G")
-    S, size, ids = selection.selected, selection.size, selection.item_ids
-    rows = []
+    size, ids = selection.size, selection.item_ids
+    out = {}
     for s, name in enumerate(selectors if G.shape[1] > 1 else []):
         Gs = np.delete(G, s, axis=1)
         k = kappa(Gs)
         fixed = top_k(k + selection.nu, size, k, ids, selection.eligible)
         el = eligible(Gs)
         nu, _ = _novelty(image_emb, text_emb, k, ids, el, progress)
-        recomputed = top_k(k + nu, size, k, ids, el)
+        out[name] = {"fixed": fixed, "recomputed": top_k(k + nu, size, k, ids, el), "eligible": el}
+    return out
+
+
+def table_i(G: np.ndarray, image_emb: np.ndarray, text_emb: np.ndarray, selection: Selection,
+            selectors: Sequence[str], *, progress: bool = False,
+            variants: dict[str, dict[str, np.ndarray]] | None = None) -> pd.DataFrame:
+    """Table I: leave-one-selector-out, with A⁺ fixed and with eligibility recomputed, size-matched.
+
+    One row per removed selector (columns :data:`TABLE_I_COLUMNS`): the Jaccard
+    index against the split, the items of the split kept, and the retention
+    ``kept / |S|``, for the fixed and the recomputed variant, and the size of the
+    recomputed A⁺. Empty with fewer than two selectors. ``variants``: the masks of
+    :func:`leave_one_out` when already computed (else computed here).
+    """
+    if variants is None:
+        variants = leave_one_out(G, image_emb, text_emb, selection, selectors, progress=progress)
+    S, size = selection.selected, selection.size
+    rows = []
+    for name, v in variants.items():
+        fixed, recomputed, el = v["fixed"], v["recomputed"], v["eligible"]
         rows.append({"removed": name, "fixed_ji": jaccard(fixed, S), "fixed_kept": int((fixed & S).sum()),
                      "fixed_retention": (fixed & S).sum() / size if size else np.nan,
                      "recomputed_eligible": int(el.sum()), "recomputed_ji": jaccard(recomputed, S),
