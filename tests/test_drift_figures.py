@@ -7,11 +7,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import figtools as ft
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+from figtools import close_figures  # noqa: F401
 
 from vlmrobust import attack  # noqa: E402
 from vlmrobust.analysis.drift import figures as DF  # noqa: E402
@@ -24,25 +24,6 @@ from vlmrobust.corrupt import frequency  # noqa: E402
 from vlmrobust.figures import PALETTE  # noqa: E402
 
 MODELS = ["a", "b"]
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _bars(ax) -> list[Rectangle]:
-    return [p for p in ax.patches if isinstance(p, Rectangle)]
-
-
-def _ticks(ax) -> list[str]:
-    return [t.get_text() for t in ax.get_xticklabels()]
-
-
-def _legend(ax) -> list[str]:
-    leg = ax.get_legend()
-    return [] if leg is None else [t.get_text() for t in leg.get_texts()]
 
 
 # --------------------------------------------------------------------------- labels and table helpers
@@ -198,8 +179,8 @@ def test_drift_vs_control_grid_titles_and_legend():
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["a · Translation (d = -1.50)", "a · TextOverlay (d = -0.25)", "b · Translation (d = -2.00)",
                       "b · TextOverlay (d = +nan)"]
-    assert _legend(fig.axes[0]) == ["perturbation drift", "control drift"] and _legend(fig.axes[1]) == []
-    assert len(_bars(fig.axes[0])) == 2 * 39  # two histograms of 40 edges
+    assert ft.legend(fig.axes[0]) == ["perturbation drift", "control drift"] and ft.legend(fig.axes[1]) == []
+    assert len(ft.bars(fig.axes[0])) == 2 * 39  # two histograms of 40 edges
     assert fig.axes[0].get_xlabel() == "cosine distance 1 − cos (ans_mcq_free)"
     with pytest.raises(ValueError, match="at least one model"):
         DF.drift_vs_control(probes, probes, t4, [], "ans_mcq_free")
@@ -217,7 +198,7 @@ def test_layer_drift_curves_plot_each_regime_and_the_final_square():
     assert [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")] == ["r2", "r1"]
     square_r1 = ax.lines[3]
     assert square_r1.get_xdata()[0] == 3 and square_r1.get_ydata()[0] == pytest.approx(0.2 / 0.4)
-    assert _ticks(ax) == ["0", "1", "2", "final"]
+    assert ft.ticks(ax) == ["0", "1", "2", "final"]
 
 
 def test_dirichlet_histograms_split_all_and_flipping_instances():
@@ -227,8 +208,8 @@ def test_dirichlet_histograms_split_all_and_flipping_instances():
     fig = DF.dirichlet_histograms(grid, "translate")
     left, right = fig.axes
     assert left.get_title() == "Translation: all instances" and right.get_title() == "Translation: flip-inducing"
-    assert len(_bars(left)) == 2 * 30 and len(_bars(right)) == 30  # only model a flips
-    assert _legend(left) == ["a", "b"]
+    assert len(ft.bars(left)) == 2 * 30 and len(ft.bars(right)) == 30  # only model a flips
+    assert ft.legend(left) == ["a", "b"]
 
 
 def _pope():
@@ -243,8 +224,8 @@ def test_pope_rates_bars_follow_the_manifest_order():
     order = ["translate", "pad_crop", "rotate"]
     fig = DF.pope_rates(_pope(), MODELS, order)
     flips, accs = fig.axes
-    assert _ticks(flips) == ["Translation", "Rotation"]  # pad_crop absent from the table
-    heights = [b.get_height() for b in _bars(flips)]
+    assert ft.ticks(flips) == ["Translation", "Rotation"]  # pad_crop absent from the table
+    heights = [b.get_height() for b in ft.bars(flips)]
     assert heights[:2] == [0.1, 0.2] and heights[2] == 0.4 and np.isnan(heights[3])  # b has no rotate row
     assert [ln.get_ydata()[0] for ln in accs.lines] == [0.9, 0.5]  # dashed clean accuracy per model
     assert accs.get_ylim() == (0, 1)
@@ -253,8 +234,8 @@ def test_pope_rates_bars_follow_the_manifest_order():
 def test_pope_transition_rates_four_moves_per_perturbation():
     fig = DF.pope_transition_rates(_pope(), MODELS, ["translate", "rotate"])
     assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == MODELS
-    assert len(_bars(fig.axes[0])) == 4 * 2
-    assert _legend(fig.axes[0]) == ["TP→FN", "TN→FP", "FP→TN", "FN→TP"]
+    assert len(ft.bars(fig.axes[0])) == 4 * 2
+    assert ft.legend(fig.axes[0]) == ["TP→FN", "TN→FP", "FP→TN", "FN→TP"]
     with pytest.raises(ValueError, match="at least one model"):
         DF.pope_transition_rates(_pope(), [], ["translate"])
 
@@ -274,9 +255,9 @@ def test_scale_panels_bars_per_model_and_transition_lines():
     t5 = pd.DataFrame({"model": ["s", "l"], "size": [1.5e6, 3e6], "R→W share": [0.1, 0.2], "W→R share": [0.3, 0.1]})
     fig = DF.scale_panels(t1, t5, {"s": 1.5e6, "l": 3e6}, ["rotate", "translate"])
     bars, lines = fig.axes
-    assert _ticks(bars) == ["Translation", "Any (union)"]
-    assert [b.get_height() for b in _bars(bars)] == [0.1, 0.2, 0.3, 0.4]
-    assert _legend(bars) == ["s (1.50 M)", "l (3.00 M)"]
+    assert ft.ticks(bars) == ["Translation", "Any (union)"]
+    assert [b.get_height() for b in ft.bars(bars)] == [0.1, 0.2, 0.3, 0.4]
+    assert ft.legend(bars) == ["s (1.50 M)", "l (3.00 M)"]
     assert lines.lines[0].get_xdata().tolist() == [1.5, 3.0] and lines.lines[1].get_ydata().tolist() == [0.3, 0.1]
 
 
@@ -296,7 +277,7 @@ def test_noise_flip_rate_one_line_per_band_and_model():
     fig = FF.noise_flip_rate(_noise_curve(), MODELS)
     left, right = fig.axes
     assert len(left.lines) == len(right.lines) == 6
-    assert _legend(left)[:2] == ["low · a", "high · a"]
+    assert ft.legend(left)[:2] == ["low · a", "high · a"]
     assert [ln.get_linestyle() for ln in left.lines[::3]] == ["-", "--"]  # line style per model
     assert left.get_xscale() == "log" and left.get_title() == "Fig. 17 — flip rate by band"
     assert [float(t) for t in left.get_xticks()] == list(frequency.NOISE_EPS)
@@ -320,9 +301,9 @@ def test_ablation_thresholds_histograms_leave_out_items_that_never_flip():
     fig = FF.ablation_thresholds(thr)
     left, right = fig.axes
     assert left.get_title() == "smallest flipping cutoff" and right.get_title() == "first flip (mild → harsh)"
-    assert sum(b.get_height() for b in _bars(left)) == 2  # the NaN item is not counted
-    assert _legend(left) == ["low-pass keep", "high-pass keep"]
-    assert _bars(left)[0].get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb(PALETTE[2]))
+    assert sum(b.get_height() for b in ft.bars(left)) == 2  # the NaN item is not counted
+    assert ft.legend(left) == ["low-pass keep", "high-pass keep"]
+    assert ft.bars(left)[0].get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb(PALETTE[2]))
 
 
 def test_ablation_margins_sorted_by_cutoff_per_sample():
@@ -342,10 +323,10 @@ def test_spectral_drift_by_band_bars_per_band_and_perturbation():
                        "low": [0.1, 0.3, 0.2], "mid": [0.2, 0.2, 0.2], "high": [0.4, 0.6, 0.1]})
     fig = FF.spectral_drift_by_band(sd, ["rotate", "scale", "translate"])
     left, right = fig.axes
-    assert _ticks(left) == ["Rotation", "Translation"] and left.get_yscale() == "log"
-    heights = [b.get_height() for b in _bars(left)]
+    assert ft.ticks(left) == ["Rotation", "Translation"] and left.get_yscale() == "log"
+    heights = [b.get_height() for b in ft.bars(left)]
     assert len(heights) == 6 and heights[1] == pytest.approx(0.2)  # low band, translate: mean of 0.1 and 0.3
-    assert right.get_title() == "flip-inducing" and _bars(right)[1].get_height() == pytest.approx(0.1)
+    assert right.get_title() == "flip-inducing" and ft.bars(right)[1].get_height() == pytest.approx(0.1)
 
 
 def test_pgd_radial_energy_profiles_and_delta_images():
@@ -354,7 +335,7 @@ def test_pgd_radial_energy_profiles_and_delta_images():
               "high": [rng.uniform(-attack.EPS, attack.EPS, (64, 64, 3))]}
     fig = FF.pgd_radial_energy(deltas, "i1", ["a", "b"])
     assert len(fig.axes) == 1 + len(attack.MODES)
-    assert _legend(fig.axes[0]) == ["pixel PGD", "high PGD"]  # in MODES order, low absent
+    assert ft.legend(fig.axes[0]) == ["pixel PGD", "high PGD"]  # in MODES order, low absent
     assert len(fig.axes[1].images) == 1 and len(fig.axes[2].images) == 1 and len(fig.axes[3].images) == 0
     assert fig._suptitle.get_text() == "δ of i1, a"
     with pytest.warns(UserWarning, match="No artists with labels"):  # no model attacked: an empty legend

@@ -7,10 +7,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import figtools as ft
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from figtools import close_figures  # noqa: F401
 from matplotlib.patches import Rectangle  # noqa: E402
 
 from vlmrobust.analysis.escalation import ablation as AB  # noqa: E402
@@ -24,16 +26,6 @@ MODELS = ["a", "b"]
 COLORS = {"a": "#0072B2", "b": "#E69F00"}
 TRAV = {"TD": "traverse_topdown_mean", "BU": "traverse_bottomup_mean"}
 SHARE = {1: 0.2, 2: 0.4}
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
 
 
 # --------------------------------------------------------------------------- the traversal fill
@@ -161,7 +153,7 @@ def test_fragility_panels_mark_regimes_dash_non_monotone_curves_and_hide_spare_a
     curve_a, end_a, curve_b, end_b = ax.lines
     assert curve_a.get_linestyle() == "--" and curve_b.get_linestyle() == "-"  # a rises 0.7 -> 0.75
     assert end_a.get_marker() == "o" and end_b.get_marker() == "X"  # retention 0.94 stable, 0.25 severe
-    assert _texts(ax) == ["stable 1\nprogressive 0\nsevere 1\nnon-monotone 1"]
+    assert ft.texts(ax) == ["stable 1\nprogressive 0\nsevere 1\nnon-monotone 1"]
     assert list(ax.get_xticks()) == [0, 1, 2]
     with pytest.raises(ValueError):
         EF.fragility_panels(curves, regimes, [], [1, 2], MODELS, COLORS)
@@ -185,7 +177,7 @@ def test_directional_heatmap_outlines_the_worst_direction_of_each_row():
     g, all_items = fig.axes[:2]
     assert [r.get_xy() for r in g.patches] == [(0.5, -0.5), (-0.5, 0.5)]  # a: BU, b: TD
     assert [r.get_xy() for r in all_items.patches] == [(-0.5, -0.5)]  # b has no value: no outline
-    assert _texts(all_items) == ["0.20", "0.10"]
+    assert ft.texts(all_items) == ["0.20", "0.10"]
     assert [t.get_text() for t in g.get_yticklabels()] == MODELS
     assert [t.get_text() for t in all_items.get_yticklabels()] == ["", ""]
     assert g.images[0].get_clim() == (0.1, 0.3)  # one scale over all panels
@@ -233,7 +225,7 @@ def test_rank_correlation_heatmaps_scale_from_the_smallest_rho():
     fig = EF.rank_correlation_heatmaps(r1, r2)
     assert len(fig.axes) == 2
     assert fig.axes[0].images[0].get_clim() == (0.3, 1)
-    assert _texts(fig.axes[1]) == ["1.00", "nan", "nan", "1.00"]
+    assert ft.texts(fig.axes[1]) == ["1.00", "nan", "nan", "1.00"]
     assert fig.axes[1].get_title() == "Spearman ρ between weightings: T_mu"
     ones = pd.DataFrame(1.0, index=names, columns=names)
     assert EF.rank_correlation_heatmaps(ones, ones).axes[0].images[0].get_clim() == (0.5, 1)

@@ -7,31 +7,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import figtools as ft
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.patches import Ellipse, Rectangle  # noqa: E402
+from figtools import close_figures  # noqa: F401
+from matplotlib.patches import Ellipse  # noqa: E402
 
 from vlmrobust.analysis import ras  # noqa: E402
 from vlmrobust.analysis.ras import figures as RF  # noqa: E402
 from vlmrobust.analysis.ras.tables import with_ci  # noqa: E402
 
 COLORS = {"a": "#0072B2", "b": "#E69F00"}
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-def _bars(ax) -> list[Rectangle]:
-    return [p for p in ax.patches if isinstance(p, Rectangle)]
-
-
-def _texts(ax) -> list[str]:
-    return [t.get_text() for t in ax.texts]
 
 
 def _pairs(rows) -> pd.DataFrame:
@@ -76,12 +63,12 @@ def test_regime_distributions_draws_the_example_pairs_and_notes_missing_regimes(
     fig = RF.regime_distributions(pairs, examples, probs)
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == [ras.REGIME_NAMES[r] for r in ras.REGIMES[:4]]
-    assert [b.get_height() for b in _bars(axes[0])] == [0.7, 0.2, 0.1, 0.4, 0.35, 0.25]  # clean, then corrupted
+    assert [b.get_height() for b in ft.bars(axes[0])] == [0.7, 0.2, 0.1, 0.4, 0.35, 0.25]  # clean, then corrupted
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["✓A", "B", "C"]
     assert [t.get_text() for t in axes[2].get_xticklabels()] == ["A", "✓B"]
     assert axes[0].get_xlabel() == "cc: ΔS=+0.30  ΔC=+0.20  RAS=-0.20"
     assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["clean", "fog s3"]
-    assert _texts(axes[1]) == ["no pair in this regime"] and _bars(axes[1]) == []
+    assert ft.texts(axes[1]) == ["no pair in this regime"] and ft.bars(axes[1]) == []
 
 
 def test_state_component_plane_contours_ellipses_and_means_per_state():
@@ -96,8 +83,8 @@ def test_state_component_plane_contours_ellipses_and_means_per_state():
     assert len(ellipses) == 2 and {matplotlib.colors.to_hex(e.get_edgecolor()) for e in ellipses} == \
         {c.lower() for c in COLORS.values()}
     assert cc.collections and not cw.collections  # density contours only from 10 pairs on
-    assert _texts(cc) == [f"mean RAS {pairs[pairs.state == 'cc'].RAS.mean():+.3f}"]
-    assert _texts(wc) == ["empty"]
+    assert ft.texts(cc) == [f"mean RAS {pairs[pairs.state == 'cc'].RAS.mean():+.3f}"]
+    assert ft.texts(wc) == ["empty"]
     assert [p for p in cw.patches if isinstance(p, Ellipse)] == []  # one point: no ellipse
     assert [t.get_text() for t in ww.get_legend().get_texts()] == ["b"]
     assert cc.get_xlim() == (-1.0, 1.0)
@@ -113,7 +100,7 @@ def test_severity_family_heatmaps_mean_per_family_and_level():
     np.testing.assert_allclose(grid, [[-0.2, -0.5], [-0.2, -0.5]])  # rows noise, blur; columns s1, s2
     assert [t.get_text() for t in heat_c.get_yticklabels()] == ["noise", "blur"]
     assert [t.get_text() for t in heat_c.get_xticklabels()] == ["s1", "s2"]
-    assert sorted(_texts(heat_c)) == sorted(["-0.200", "-0.500", "-0.200", "-0.500"])
+    assert sorted(ft.texts(heat_c)) == sorted(["-0.200", "-0.500", "-0.200", "-0.500"])
     assert heat_c.get_images()[0].get_clim() == pytest.approx((-0.5, 0.5))  # symmetric: the largest |mean|
     insets = [ax for ax in fig.axes if ax.get_xlabel() == "severity"]
     assert [ax.get_ylabel() for ax in insets] == ["R_c", "R_w"]
@@ -128,11 +115,11 @@ def test_trajectory_composition_orders_models_and_labels_segments():
     fig = RF.trajectory_composition(tsum)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["b  (-0.100)", "a  (+0.200)"]
-    assert len(_bars(ax)) == 2 * len(ras.TRAJECTORY_CLASSES)
-    assert sorted(_texts(ax)) == ["+0.05", "+0.10", "-0.30"]  # b's always wrong (share 0.05) is too thin
+    assert len(ft.bars(ax)) == 2 * len(ras.TRAJECTORY_CLASSES)
+    assert sorted(ft.texts(ax)) == ["+0.05", "+0.10", "-0.30"]  # b's always wrong (share 0.05) is too thin
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == list(ras.TRAJECTORY_CLASSES)
-    widths = [b.get_width() for b in _bars(ax)]
+    widths = [b.get_width() for b in ft.bars(ax)]
     assert sum(widths) == pytest.approx(2.0)
 
 

@@ -7,23 +7,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import figtools as ft
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+from figtools import close_figures  # noqa: F401
 
 from vlmrobust import repro, synth  # noqa: E402
 from vlmrobust.analysis.selection import figures as SF  # noqa: E402
 from vlmrobust.analysis.selection.selection import Selection, category_shift, selection_table  # noqa: E402
 from vlmrobust.analysis.selection.simulate import time_selection  # noqa: E402
 from vlmrobust.figures import PALETTE  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _selection(kappa, eligible, nu, pick, selected, threshold=0.9) -> Selection:
@@ -37,15 +31,6 @@ def _selection(kappa, eligible, nu, pick, selected, threshold=0.9) -> Selection:
 # five questions: q0 outside A⁺; A⁺ picked in the order q3, q1, q4, q2; q3 and q4 selected
 SEL = _selection(kappa=[0.0, 0.2, 0.1, 0.6, 0.4], eligible=[False, True, True, True, True],
                  nu=[np.nan, 0.5, 0.1, 1.0, 0.3], pick=[-1, 1, 3, 0, 2], selected=[False, False, False, True, True])
-
-
-def _bars(ax) -> list[Rectangle]:
-    return [p for p in ax.patches if isinstance(p, Rectangle)]
-
-
-def _legend(ax) -> list[str]:
-    leg = ax.get_legend()
-    return [] if leg is None else [t.get_text() for t in leg.get_texts()]
 
 
 # --------------------------------------------------------------------------- table helpers
@@ -90,7 +75,7 @@ def test_kappa_and_gini_heatmap_has_one_cell_per_selector_and_corruption():
     fig = SF.kappa_and_gini(G.mean(axis=(1, 2)), G, ["s1", "s2"], ["fog", "snow", "blur"])
     hist, heat = fig.axes[:2]
     assert len(fig.axes) == 3  # the colour bar
-    assert len(_bars(hist)) == 24 and hist.get_title() == "κ over the pool"
+    assert len(ft.bars(hist)) == 24 and hist.get_title() == "κ over the pool"
     img = heat.get_images()[0].get_array()
     assert img.shape == (2, 3) and img[1, 2] == pytest.approx(0.24) and img[0, 0] == 0
     assert [t.get_text() for t in heat.get_yticklabels()] == ["s1", "s2"]
@@ -114,7 +99,7 @@ def test_kappa_nu_plane_splits_the_points_and_draws_the_cut():
     assert split.get_offsets().tolist() == [[0.6, 1.0], [0.4, 0.3]]
     (cut,) = ax.get_lines()
     assert cut.get_xdata()[-1] + cut.get_ydata()[-1] == pytest.approx(0.9)  # κ + ν = threshold
-    assert _legend(ax) == ["A⁺, not selected", "split", "κ + ν = mean e"]
+    assert ft.legend(ax) == ["A⁺, not selected", "split", "κ + ν = mean e"]
     empty = _selection([0.0, 0.0], [False, False], [np.nan] * 2, [-1, -1], [False, False], float("nan"))
     assert SF.kappa_nu_plane(empty).axes[0].get_lines() == []
 
@@ -122,12 +107,12 @@ def test_kappa_nu_plane_splits_the_points_and_draws_the_cut():
 def test_kappa_pool_vs_split_panels_and_means():
     kappa = np.array([0.0, 0.2, 0.1, 0.6, 0.4])
     fig = SF.kappa_pool_vs_split(kappa, SEL.selected)
-    assert len(fig.axes) == 1 and _legend(fig.axes[0]) == ["pool (mean 0.260)", "split (mean 0.500)"]
+    assert len(fig.axes) == 1 and ft.legend(fig.axes[0]) == ["pool (mean 0.260)", "split (mean 0.500)"]
     fig = SF.kappa_pool_vs_split(kappa, SEL.selected, eval_gini=np.array([0.1, 0.1, 0.1, 0.1, 0.6]), n_models=4)
     assert len(fig.axes) == 2 and fig.axes[1].get_title() == "evaluated models' Gini (4)"
-    assert _legend(fig.axes[1]) == ["pool (mean 0.200)", "split (mean 0.350)"]
+    assert ft.legend(fig.axes[1]) == ["pool (mean 0.200)", "split (mean 0.350)"]
     none = SF.kappa_pool_vs_split(kappa, np.zeros(5, dtype=bool))
-    assert _legend(none.axes[0]) == ["pool (mean 0.260)"] and len(_bars(none.axes[0])) == 20
+    assert ft.legend(none.axes[0]) == ["pool (mean 0.260)"] and len(ft.bars(none.axes[0])) == 20
     with pytest.raises(ValueError, match="one entry per item"):
         SF.kappa_pool_vs_split(kappa, SEL.selected[:3])
 
@@ -137,13 +122,13 @@ def test_category_shift_bars_in_table_order_and_sources_panel():
     fig = SF.category_shift(tasks)
     ax = fig.axes[0]
     assert len(fig.axes) == 1 and [t.get_text() for t in ax.get_xticklabels()] == ["b", "a", "c"]
-    heights = [b.get_height() for b in _bars(ax)]
+    heights = [b.get_height() for b in ft.bars(ax)]
     assert heights == [0.2, 0.5, 0.3, 0.6, 0.4, 0.0]
-    assert matplotlib.colors.to_hex(_bars(ax)[3].get_facecolor()).lower() == PALETTE[3].lower()
+    assert matplotlib.colors.to_hex(ft.bars(ax)[3].get_facecolor()).lower() == PALETTE[3].lower()
     sources = pd.DataFrame({"pool": [0.5, 0.5], "split": [1.0, 0.0]}, index=["s1", "s2"])
     fig = SF.category_shift(tasks, sources)
     assert len(fig.axes) == 2 and fig.axes[1].get_title() == "sources, pool → split (Fig. 8a)"
-    assert len(_bars(fig.axes[1])) == 4 and fig.axes[1].get_legend() is None
+    assert len(ft.bars(fig.axes[1])) == 4 and fig.axes[1].get_legend() is None
     assert fig.axes[0].get_title() == "task families, pool → split"
     assert SF.category_shift(tasks, level="L2 categories").axes[0].get_title() == "L2 categories, pool → split"
 

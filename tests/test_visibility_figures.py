@@ -8,10 +8,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from figtools import close_figures  # noqa: F401
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
@@ -52,12 +52,6 @@ def cube_means():
                                          "value": y, "chance": chance})
     cube = vis.signal_cube(pd.DataFrame(rows))
     return cube, vis.level_means(cube)
-
-
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
 
 
 # ----------------------------------------------------------------------------- tables
