@@ -62,21 +62,44 @@ def test_bruce_blur_and_rotation_escalate(img):
     assert 0 < black[0] < black[1] < black[2] < black[3]
 
 
-def test_translation_is_a_cyclic_shift_scaled_from_224_px(img):
+def test_translation_is_a_cyclic_shift_of_fixed_pixels_or_scaled_from_224_px(img):
     w = img.shape[1]
+    wide = np.random.default_rng(3).integers(0, 256, (40, 1024, 3), dtype=np.uint8)
     for level, dx in enumerate(natural.OFFSETS_PX, start=1):
+        # the paper's reading: dx columns at the native resolution, whatever the width
+        np.testing.assert_array_equal(corrupt.apply(wide, "translate", level), np.roll(wide, dx, axis=1))
+        np.testing.assert_array_equal(corrupt.apply(img, "translate", level), np.roll(img, dx, axis=1))
         shift = natural.scaled_offset(dx, w)
         assert shift == round(dx * w / 224) and shift != 0
-        np.testing.assert_array_equal(corrupt.apply(img, "translate", level), np.roll(img, shift, axis=1))
+        np.testing.assert_array_equal(corrupt.apply(img, "translate", level, reading="scaled"),
+                                      np.roll(img, shift, axis=1))
     assert natural.scaled_offset(4, 32) == 1 and natural.scaled_offset(-4, 32) == -1
     assert natural.scaled_offset(16, 224) == 16
+    with pytest.raises(ValueError, match="reading must be one of fixed, scaled"):
+        corrupt.apply(img, "translate", 1, reading="relative")
+
+
+def test_fixed_pad_crop_moves_16_pixels_at_any_width_and_the_sweep_reading_enters_the_keys():
+    img = np.full((256, 1024, 3), 200, np.uint8)
+    for reading, pad in (("fixed", 16), ("scaled", 73)):  # 16 * 1024 / 224 = 73 px per side when scaled
+        framed = corrupt.apply(img, "pad_crop", 8, reading=reading)  # padded, then resized back to 1024 px
+        frame = int(np.argmax(~(framed[128] == 0).all(axis=1)))
+        assert abs(frame - pad * 1024 / (1024 + 2 * pad)) <= 1, (reading, frame)
+    with pytest.raises(ValueError, match="leaves nothing"):
+        corrupt.apply(np.zeros((32, 32, 3), np.uint8), "pad_crop", 1)
+    fixed, scaled = natural.shift_corrupt("fixed"), natural.shift_corrupt("scaled")
+    assert fixed.version != scaled.version and fixed.param("translate", 1) == -16.0
+    np.testing.assert_array_equal(scaled(img, "translate", 8), corrupt.apply(img, "translate", 8, reading="scaled"))
+    np.testing.assert_array_equal(scaled(img, "rotate", 1), corrupt.apply(img, "rotate", 1))
+    with pytest.raises(ValueError, match="reading must be one of"):
+        natural.shift_corrupt("native")
 
 
 def test_pad_crop_scale_and_scale_pad(img):
     h, w = img.shape[:2]
-    padded = corrupt.apply(img, "pad_crop", 8)  # +16 px at 224 px: a black frame
+    padded = corrupt.apply(img, "pad_crop", 8)  # +16 px: a black frame
     assert padded[0].max() == 0 and padded[:, 0].max() == 0 and padded[h // 2, w // 2].max() > 0
-    cropped = corrupt.apply(img, "pad_crop", 1)  # -16 px at 224: zoom in, no frame
+    cropped = corrupt.apply(img, "pad_crop", 1)  # -16 px: zoom in, no frame
     assert cropped[0].max() > 0
     sp = corrupt.apply(img, "scale_pad", 1)  # alpha 0.9, centred on black
     kh, kw = round(0.9 * h), round(0.9 * w)

@@ -194,14 +194,14 @@ def test_bruce_center_crop_other_reading_removes_the_share_p_of_each_side():
 
 # --- seed 002: translation, pad/crop, scale, scale+pad ------------------------------------------------
 
-def test_translation_shifts_right_by_dx_at_224_px(noisy):
+def test_translation_shifts_right_by_dx_native_px_or_at_224_px(noisy):
     w = noisy.shape[1]  # 96 px: dx = -16 .. 16 at 224 px is -7, -5, -3, -2, 2, 3, 5, 7 columns
     assert [int(round(dx * w / 224)) for dx in PAPER_OFFSETS] == [-7, -5, -3, -2, 2, 3, 5, 7]
     for level, dx in enumerate(PAPER_OFFSETS, start=1):
-        s = int(round(dx * w / 224))
-        out = corrupt.apply(noisy, "translate", level)
-        # column j of the output is column j - s of the input, wrapping around
-        np.testing.assert_array_equal(out, noisy[:, (np.arange(w) - s) % w])
+        for reading, s in (("fixed", dx), ("scaled", int(round(dx * w / 224)))):
+            out = corrupt.apply(noisy, "translate", level, reading=reading)
+            # column j of the output is column j - s of the input, wrapping around
+            np.testing.assert_array_equal(out, noisy[:, (np.arange(w) - s) % w])
 
 
 def _area_weights(n_in: int, n_out: int) -> np.ndarray:
@@ -221,18 +221,19 @@ def _resize(img, w, h):
     return np.asarray(Image.fromarray(img).resize((w, h), Image.BILINEAR))
 
 
-def test_pad_crop_pads_or_crops_n_px_per_side_and_resizes_back():
+@pytest.mark.parametrize("reading", ["fixed", "scaled"])
+def test_pad_crop_pads_or_crops_n_px_per_side_and_resizes_back(reading):
     img = _smooth_image()
     h, w = img.shape[:2]
     for level, n in enumerate(PAPER_OFFSETS, start=1):
-        ny, nx = int(round(abs(n) * h / 224)), int(round(abs(n) * w / 224))
+        ny, nx = (abs(n), abs(n)) if reading == "fixed" else (int(round(abs(n) * h / 224)), int(round(abs(n) * w / 224)))
         if n > 0:
             big = np.zeros((h + 2 * ny, w + 2 * nx, 3), np.uint8)
             big[ny:ny + h, nx:nx + w] = img
             want = _resize(big, w, h)
         else:
             want = _resize(np.ascontiguousarray(img[ny:h - ny, nx:w - nx]), w, h)
-        got = corrupt.apply(img, "pad_crop", level)
+        got = corrupt.apply(img, "pad_crop", level, reading=reading)
         diff = np.abs(got.astype(np.float64) - want)
         assert diff[2:-2, 2:-2].max() <= 2.0 and diff.mean() < 0.5, f"level {level} (n {n})"
 

@@ -11,12 +11,15 @@ each image with content-preserving geometric changes:
 * scale+pad: rescale by ``alpha`` and pad back with a uniform background;
 * rotation: in-plane by -30 and +30 degrees with interpolation.
 
-**Scaling of pixel offsets.** The paper gives offsets in pixels without the
-resolution they refer to (its Limitations section notes the same shift is a
-different fraction for different processors). Here they are defined at a
-reference width of :data:`REF_SIZE` = 224 px and scale with the image:
-``round(dx * W / 224)`` columns (rows use ``H``), at least one pixel. A 64 px
-synthetic image therefore shifts by 1, 2, 3 or 5 px.
+**Pixel offsets.** The paper gives offsets in pixels; its Limitations section
+speaks of a fixed +-16 px shift, which is a different fraction of the image for
+different processors. The registered perturbations follow it (``reading =
+"fixed"``, the default): ``dx`` columns (rows: the same ``n``) at the image's
+native resolution, whatever its size. ``reading = "scaled"`` defines the offsets
+at a reference width of :data:`REF_SIZE` = 224 px and scales them with the image:
+``round(dx * W / 224)`` columns (rows use ``H``), at least one pixel, so a 64 px
+synthetic image shifts by 1, 2, 3 or 5 px. :func:`shift_corrupt` runs a sweep
+under either reading.
 
 **Padding and resizing.** Pad/crop keeps the output size: the padded (or
 cropped) image is resized back to ``H x W`` (area interpolation when shrinking,
@@ -32,12 +35,17 @@ import numpy as np
 from ._core import PerturbationInfo, register
 from .escalation import FILL, rotate
 
-__all__ = ["REF_SIZE", "OFFSETS_PX", "SCALES", "ROTATIONS_DEG", "scaled_offset", "register_all"]
+__all__ = ["REF_SIZE", "OFFSETS_PX", "SCALES", "ROTATIONS_DEG", "SHIFT_READINGS", "VERSION", "scaled_offset",
+           "shift_offset", "shift_corrupt", "register_all"]
 
 REF_SIZE = 224
 OFFSETS_PX = (-16, -12, -8, -4, 4, 8, 12, 16)
 SCALES = (0.9, 0.75, 0.5)
 ROTATIONS_DEG = (-30.0, 30.0)
+#: How translation and pad/crop read the paper's pixel offsets (see the module docstring).
+SHIFT_READINGS = ("fixed", "scaled")
+#: Implementation version of translation and pad/crop (enters the shard keys): 2 = fixed pixels by default.
+VERSION = 2
 
 
 def scaled_offset(offset: float, side: int, ref: int = REF_SIZE) -> int:
@@ -48,25 +56,37 @@ def scaled_offset(offset: float, side: int, ref: int = REF_SIZE) -> int:
     return n
 
 
+def shift_offset(offset: float, side: int, reading: str = "fixed") -> int:
+    """The pixel offset of a side of ``side`` px: ``offset`` itself (``"fixed"``) or scaled from 224 px."""
+    if reading not in SHIFT_READINGS:
+        raise ValueError(f"reading must be one of {', '.join(SHIFT_READINGS)}; got {reading!r}")
+    if reading == "scaled":
+        return scaled_offset(offset, side)
+    return int(round(offset))
+
+
 def _resize(x: np.ndarray, w: int, h: int) -> np.ndarray:
     shrink = w * h < x.shape[0] * x.shape[1]
     return cv2.resize(x, (w, h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
 
 
-def translate(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarray:
-    """Cyclic horizontal shift by dx = -16 .. 16 px at 224 px (wrap-around)."""
-    return np.roll(x, scaled_offset(OFFSETS_PX[level - 1], x.shape[1]), axis=1)
+def translate(x: np.ndarray, level: int, rng=None, depth=None, reading: str = "fixed") -> np.ndarray:
+    """Cyclic horizontal shift by dx = -16 .. 16 px (wrap-around), fixed or scaled from 224 px."""
+    return np.roll(x, shift_offset(OFFSETS_PX[level - 1], x.shape[1], reading), axis=1)
 
 
-def pad_crop(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarray:
-    """Symmetric pad (n > 0, black) or crop (n < 0) by n px at 224 px per side, resized back."""
+def pad_crop(x: np.ndarray, level: int, rng=None, depth=None, reading: str = "fixed") -> np.ndarray:
+    """Symmetric pad (n > 0, black) or crop (n < 0) by n px per side, resized back; fixed or scaled."""
     h, w = x.shape[:2]
     n = OFFSETS_PX[level - 1]
-    ny, nx = scaled_offset(n, h), scaled_offset(n, w)
+    ny, nx = shift_offset(n, h, reading), shift_offset(n, w, reading)
     if n > 0:
         big = cv2.copyMakeBorder(x, ny, ny, nx, nx, cv2.BORDER_CONSTANT, value=FILL)
         return _resize(big, w, h)
     ny, nx = -ny, -nx
+    if 2 * max(ny, nx) >= min(h, w):
+        raise ValueError(f"cropping {max(ny, nx)} px per side leaves nothing of a {h}x{w} image "
+                         "(reading='scaled' scales the offsets to the image)")
     return _resize(x[ny:h - ny, nx:w - nx], w, h)
 
 
@@ -97,18 +117,39 @@ def rotate_natural(x: np.ndarray, level: int, rng=None, depth=None) -> np.ndarra
     return rotate(x, ROTATIONS_DEG[level - 1])
 
 
+def shift_corrupt(reading: str = "fixed"):
+    """A ``corrupt_fn`` for :func:`vlmrobust.sweep.predictions`: translation and pad/crop under ``reading``,
+    every other name through :func:`vlmrobust.corrupt.apply` unchanged. The reading is its ``version``, so
+    it enters the shard keys; ``param(name, level)`` is the registry's parameter (the offset at the reading's
+    reference: native pixels or 224 px)."""
+    from ._core import apply, info
+
+    if reading not in SHIFT_READINGS:
+        raise ValueError(f"reading must be one of {', '.join(SHIFT_READINGS)}; got {reading!r}")
+
+    def fn(image, name, level, *, seed=0, key="", depth=None, backend="native"):
+        opts = {"reading": reading} if name in ("translate", "pad_crop") else {}
+        return apply(image, name, level, seed=seed, key=key, depth=depth, backend=backend, **opts)
+
+    fn.__qualname__ = fn.__name__ = "shift_corrupt"
+    fn.version = f"shift={reading};v{VERSION}"
+    fn.param = lambda name, level: float(info(name).param(level))
+    return fn
+
+
 def register_all() -> None:
     """Register the natural perturbations of seed 002."""
-    extra = {"ref_size_px": REF_SIZE}
     offsets = tuple(float(v) for v in OFFSETS_PX)
     lv8 = tuple(range(1, 9))
-    for name, fn, levels, params, pname, unit in [
-        ("translate", translate, lv8, offsets, "horizontal shift at 224 px", "px"),
-        ("pad_crop", pad_crop, lv8, offsets, "padding (+) / cropping (-) per side at 224 px", "px"),
-        ("scale", scale, (1, 2, 3), SCALES, "scale factor alpha", "ratio"),
-        ("scale_pad", scale_pad, (1, 2, 3), SCALES, "scale factor alpha", "ratio"),
-        ("rotate", rotate_natural, (1, 2), ROTATIONS_DEG, "rotation angle", "deg"),
+    shift = {"ref_size_px": REF_SIZE, "version": VERSION}
+    for name, fn, levels, params, pname, unit, opts in [
+        ("translate", translate, lv8, offsets, "horizontal shift (native px; scaled: at 224 px)", "px", ("reading",)),
+        ("pad_crop", pad_crop, lv8, offsets, "padding (+) / cropping (-) per side (native px; scaled: at 224 px)",
+         "px", ("reading",)),
+        ("scale", scale, (1, 2, 3), SCALES, "scale factor alpha", "ratio", ()),
+        ("scale_pad", scale_pad, (1, 2, 3), SCALES, "scale factor alpha", "ratio", ()),
+        ("rotate", rotate_natural, (1, 2), ROTATIONS_DEG, "rotation angle", "deg", ()),
     ]:
         register(PerturbationInfo(name=name, family="natural", source="002", levels=levels, params=params,
-                                  param_name=pname, unit=unit, random=False,
-                                  description=fn.__doc__.splitlines()[0], extra=extra), fn)
+                                  param_name=pname, unit=unit, random=False, options=opts,
+                                  description=fn.__doc__.splitlines()[0], extra=shift if opts else {}), fn)
