@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import repro, schema
+from vlmrobust import repro
 from vlmrobust.analysis.drift import dirichlet as structure
 from vlmrobust.analysis.drift import instability
 from vlmrobust.analysis.drift import representation as drift
@@ -34,7 +34,9 @@ def test_cohens_d_from_samples_reproduces_table_7():
     # the weighted (n-1) pooled SD would not reproduce the TextOverlay value
     pert = _with_moments(rng, 3500, 483.77, 266.40)
     pooled = np.sqrt(((3499) * 266.40 ** 2 + 999 * SD_CTRL ** 2) / (3500 + 1000 - 2))
-    assert abs((483.77 - MU_CTRL) / pooled - (-0.5080)) > 0.05
+    weighted = (483.77 - MU_CTRL) / pooled
+    assert drift.cohens_d(pert, ctrl) == pytest.approx(-0.5080, abs=0.003)
+    assert abs(drift.cohens_d(pert, ctrl) - weighted) > 0.05
     assert drift.cohens_d(pert, ctrl) < 0 and np.isnan(drift.cohens_d([1.0], ctrl))
 
 
@@ -65,6 +67,32 @@ def test_ifr_and_iv_count_a_wrong_to_other_wrong_change():
     assert tr.loc["translate", ["R→W", "W→R", "R→R", "W→W", "W→W′"]].tolist() == [1, 0, 3, 2, 1]
     # without the W -> W' change the flip rate would miss a flip
     assert t.loc["translate", "IFR"] > (tr.loc["translate", "R→W"] + tr.loc["translate", "W→R"]) / 6
+
+
+def test_each_table_pools_its_own_union():
+    # Table 1's "Any" pools all eight perturbations (its IFR 0.079 is the instance-weighted mean of all eight
+    # rows; six would give 0.086); Tables 2 and 3 pool six (RandomText and BoxOverlay apart)
+    counts = {"translate": 27944, "pad_crop": 27944, "scale": 3493, "scale_pad": 6986, "rotate": 6986,
+              "text_overlay": 10430, "random_text": 10430, "box_overlay": 10430}
+    ifr = {"translate": 0.062, "pad_crop": 0.065, "scale": 0.079, "scale_pad": 0.080, "rotate": 0.122,
+           "text_overlay": 0.192, "random_text": 0.064, "box_overlay": 0.043}
+    def pooled(names):
+        return sum(counts[n] * ifr[n] for n in names) / sum(counts[n] for n in names)
+    assert round(pooled(instability.TABLE_UNIONS["table1"]), 3) == 0.080  # the paper prints 0.079
+    assert round(pooled(instability.TABLE_UNIONS["table2"]), 3) == 0.086
+    assert set(instability.TABLE_UNIONS["table1"]) == set(instability.LABELS)
+    rows = [_row("m", "a", "clean", 0, 0, 0), _row("m", "b", "clean", 0, 1, 1)]
+    rows += [_row("m", "a", "translate", 1, 0, 0), _row("m", "b", "translate", 1, 1, 1),
+             _row("m", "a", "random_text", 2, 3, 0), _row("m", "b", "box_overlay", 1, 0, 1)]
+    pairs = instability.flip_pairs(_pred(rows))
+    t1 = instability.ifr_iv(pairs).set_index("perturbation")
+    assert t1.loc["any", "IFR"] == pytest.approx(2 / 4) and t1.loc["any", "instances"] == 4
+    t2 = instability.transitions(pairs).set_index("perturbation")
+    assert t2.loc["any", "instances"] == 2 and t2.loc["any", "R→W"] == 0
+    probes = pd.DataFrame([_probe("drift", "ctx_mcq", pert, item, cos=c) for pert, item, c in
+                           (("translate", "a", 0.1), ("random_text", "a", 0.9))], columns=list(PROBE_COLUMNS))
+    t3 = drift.invariance_table(probes, ["ctx_mcq"]).set_index("perturbation")
+    assert t3.loc["any", "cos_sim"] == pytest.approx(0.9) and t3.loc["any", "n"] == 1
 
 
 def test_compliance_rates_from_table_2():
@@ -181,4 +209,3 @@ def test_energy_table_and_correlation_with_drift():
     assert t.dE_all == pytest.approx(9.5) and t.dE_flips == pytest.approx(17.0) and t.n_flips == 5
     c = structure.energy_drift_correlation(p).iloc[0]
     assert c["corr"] == pytest.approx(1.0) and c["n"] == 20
-    assert schema.CLEAN == "clean"

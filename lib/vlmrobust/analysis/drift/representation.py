@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
-from .instability import UNION, label
+from .instability import UNION_SIX, label
 
 __all__ = ["cohens_d", "cohens_d_moments", "invariance_table", "control_values", "drift_vs_control",
            "layer_curves", "noise_floor", "bootstrap_means", "with_flips", "invariance_cells", "TABLE4_COLUMNS",
@@ -84,7 +84,7 @@ def _with_union(df: pd.DataFrame, union: Sequence[str]):
 
 
 def invariance_table(probes: pd.DataFrame, regimes: Sequence[str], by: Sequence[str] = ("model",),
-                     union: Sequence[str] = UNION) -> pd.DataFrame:
+                     union: Sequence[str] = UNION_SIX) -> pd.DataFrame:
     """Table 3: per group, perturbation (and ``"any"``) and regime, the mean cosine similarity ``1 - cos``
     distance and the mean L2 distance of the perturbed state to the base state, and the instance count."""
     d = probes[(probes["kind"] == "drift") & probes["regime"].isin(list(regimes))]
@@ -108,7 +108,7 @@ def control_values(probes: pd.DataFrame, regime: str, metric: str = "cos", **whe
 
 
 def drift_vs_control(probes: pd.DataFrame, regime: str = "ans_mcq_free", metric: str = "cos",
-                     by: Sequence[str] = ("model",), union: Sequence[str] = UNION) -> pd.DataFrame:
+                     by: Sequence[str] = ("model",), union: Sequence[str] = UNION_SIX) -> pd.DataFrame:
     """Tables 4 (``metric="cos"``) and 7 (``"l2"``): perturbation drift against control drift for one regime.
 
     Per group and perturbation (and ``"any"``): ``mu_pert``, ``sd_pert``,
@@ -139,7 +139,7 @@ def drift_vs_control(probes: pd.DataFrame, regime: str = "ans_mcq_free", metric:
 
 
 def layer_curves(probes: pd.DataFrame, metric: str = "cos", by: Sequence[str] = ("model", "regime"),
-                 union: Sequence[str] = UNION) -> pd.DataFrame:
+                 union: Sequence[str] = UNION_SIX) -> pd.DataFrame:
     """Per-layer drift on the pre-norm residual stream: mean distance per layer ``0..L`` for each perturbation
     (and ``"any"``), the mean control distance per layer, and their ratio (long format: one row per layer)."""
     _check_metric(metric)
