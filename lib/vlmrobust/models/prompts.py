@@ -79,6 +79,10 @@ TEMPLATES: dict[str, Template] = {
         "seed003_yn", "{question}", "", " ", "Answer with Yes or No.", prefill="Answer:", shows_options=False,
         source="seed 003, Table II, t3 without the abstain option (options scored as text, e.g. ' Yes' / ' No')",
     ),
+    "seed002_pope": Template(
+        "seed002_pope", "Question: {question}", "", " ", "Answer with exactly one word: Yes or No.",
+        shows_options=False, source="seed 002, App. A.3, POPE (a one-token Yes / No answer)",
+    ),
     "open": Template(
         "open", "{question}", "", "\n", "Answer with a word.", shows_options=False,
         source="open answers (training of the model organisms)",

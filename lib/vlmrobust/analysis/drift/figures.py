@@ -50,17 +50,20 @@ def _present(order: Iterable[str], values: Iterable[str]) -> list[str]:
 
 
 def perturbation_examples(image: np.ndarray, show: Sequence[tuple[str, int]] = EXAMPLES, *, seed: int,
-                          key: str) -> Figure:
+                          key: str, shift: str = "fixed") -> Figure:
     """Fig. 3: ``image`` under each ``(perturbation, level)`` of ``show`` in one row, titled with the label and
     the level's parameter (``"clean"`` shows the image itself).
 
-    ``seed`` and ``key`` (the item id) are those of the sweep, so the panels are the instances it scored.
+    ``seed``, ``key`` (the item id) and ``shift`` (the reading of the pixel offsets,
+    :func:`vlmrobust.corrupt.natural.shift_corrupt`) are those of the sweep, so the panels are the instances it
+    scored.
     """
     if not len(show):
         raise ValueError("show needs at least one (perturbation, level) panel")
+    apply = corrupt.natural.shift_corrupt(shift)
     fig, axes = plt.subplots(1, len(show), figsize=(1.45 * len(show), 1.8), squeeze=False)
     for ax, (name, lv) in zip(axes[0], show, strict=True):
-        ax.imshow(image if name == "clean" else corrupt.apply(image, name, lv, seed=seed, key=key))
+        ax.imshow(image if name == "clean" else apply(image, name, lv, seed=seed, key=key))
         image_axes(ax, "clean" if name == "clean" else f"{label(name)}\n{corrupt.info(name).param(lv):g}")
     fig.tight_layout()
     return fig

@@ -90,23 +90,26 @@ def threshold_summary(thr: pd.DataFrame) -> pd.DataFrame:
         median_first=("first_flip", "median"))
 
 
-def instance_spectral_drift(pairs: pd.DataFrame, items: pd.DataFrame, seed: int) -> pd.DataFrame:
+def instance_spectral_drift(pairs: pd.DataFrame, items: pd.DataFrame, seed: int, shift: str = "fixed"
+                            ) -> pd.DataFrame:
     """The flip pairs' ``model, item_id, perturbation, level, flip`` with the relative band changes ``D_band``
     (columns of :data:`vlmrobust.corrupt.frequency.DRIFT_BANDS`) of each instance's image (App. F.4).
 
     Each distinct ``(item, perturbation, level)`` is rebuilt once from the item's clean image with
-    :func:`vlmrobust.corrupt.apply` and ``seed`` (the sweep's seed: the same instance the model saw).
+    :func:`vlmrobust.corrupt.apply`, ``seed`` and ``shift`` (the sweep's seed and shift reading: the same
+    instance the model saw).
     """
     from ... import corrupt, data
     from ...corrupt.frequency import spectral_drift
 
+    apply = corrupt.natural.shift_corrupt(shift)
     recs = {r.item_id: r for r in items.itertuples()}
     inst = pairs[["model", "item_id", "perturbation", "level", "flip"]]
     uniq = inst[["item_id", "perturbation", "level"]].drop_duplicates()
     rows = []
     for r in uniq.itertuples():
         clean_img = data.load_image(recs[r.item_id].image_ref)
-        bad = corrupt.apply(clean_img, r.perturbation, int(r.level), seed=seed, key=r.item_id)
+        bad = apply(clean_img, r.perturbation, int(r.level), seed=seed, key=r.item_id)
         rows.append({"item_id": r.item_id, "perturbation": r.perturbation, "level": r.level,
                      **spectral_drift(clean_img, bad)})
     return inst.merge(pd.DataFrame(rows), on=["item_id", "perturbation", "level"])
