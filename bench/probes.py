@@ -1,6 +1,7 @@
-"""Benchmark of in-forward probes against letter scoring alone and against one extra forward per probe point.
+"""Benchmark of in-forward probes against letter scoring alone and against one extra forward per probe point,
+and of the whole probe step against plain scoring.
 
-One run, one model, the same items, three ways:
+One run, one model, the same items, six ways:
 
 * **letter** - ``vlmrobust.score.letter_scores``: batched (left padding,
   length-sorted), the LM head on the last position only;
@@ -11,13 +12,22 @@ One run, one model, the same items, three ways:
 * **letter + extra forwards** - letter scoring followed by one extra batched
   forward per probe point (``ctx_mcq``, ``ans_mcq`` with the chosen letter
   appended, the vision tokens), each with ``output_hidden_states=True`` and the
-  same reductions, as a probe added after the fact would do.
+  same reductions, as a probe added after the fact would do;
+* **probe step** - ``vlmrobust.probes.probe_condition``: every regime (the
+  scoring forward with probes, then the open and free-MCQ greedy decodes
+  continued from the scoring forward's KV cache), against **plain scoring**
+  (``vlmrobust.score.predict`` without hidden states, the same items, method
+  ``letter`` and template ``vlmrobust``);
+* **probe step, own prefills** - the same with ``share_cache=False`` (each
+  decode from a fresh prefill: the reference path).
 
-It prints seconds and items/s, the ratios probes / letter (target at most 1.3)
-and extra forwards / probes (target at least 2), and the largest difference
-between the probe states of the two probe paths. Each way is timed ``--repeat``
-times, interleaved, and the best time is kept: the machine may be shared (the
-load average is printed before and after).
+It prints seconds and items/s, the ratios probes / letter (target at most 1.3),
+extra forwards / probes (target at least 2) and probe step / plain scoring
+(target at most 2.5), the largest difference between the probe states of the
+two probe paths, and whether the probe step's predictions, texts and states are
+those of the reference path (largest difference over every regime and layer).
+Each way is timed ``--repeat`` times, interleaved, and the best time is kept:
+the machine may be shared (the load average is printed before and after).
 
 Usage::
 
@@ -78,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=5, help="interleaved repetitions of each way (best kept)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from vlmrobust import data, models, score, synth
+    from vlmrobust import data, models, probes, score, synth
 
     print(f"load average before: {os.getloadavg()}")
     items = synth.generate(args.n_per_family, seed=0)
@@ -91,10 +101,18 @@ def main(argv: list[str] | None = None) -> None:
     print(f"model: {args.model} ({sum(p.numel() for p in lm.model.parameters()) / 1e6:.2f} M parameters); "
           f"{n} items; batch size {args.batch_size}; threads {args.threads}")
     bs = args.batch_size
+    spec = probes.ProbeSpec()
     ways = {
         "letter": lambda: score.letter_scores(lm, ids, prompts, options, images, batch_size=bs),
         "letter + probes": lambda: score.letter_scores(lm, ids, prompts, options, images, batch_size=bs, hidden=True),
         "letter + extra forwards": lambda: _extra_forwards(lm, ids, prompts, options, images, bs),
+        "plain scoring": lambda: score.predict(lm, items, images, methods=["letter"], template="vlmrobust",
+                                               batch_size=bs),
+        "probe step": lambda: probes.probe_condition(lm, items, images, method="letter", template="vlmrobust",
+                                                     spec=spec, batch_size=bs),
+        "probe step, own prefills": lambda: probes.probe_condition(lm, items, images, method="letter",
+                                                                   template="vlmrobust", spec=spec, batch_size=bs,
+                                                                   share_cache=False),
     }
     for f in ways.values():  # warm-up
         f()
@@ -122,6 +140,26 @@ def main(argv: list[str] | None = None) -> None:
     print(f"extra forwards / probes:        {r2:5.2f}x   (target >= 2)    {'ok' if r2 >= 2 else 'MISSED'}")
     print(f"largest |state difference| between the probe paths: {diff:.2e} (layers 0..L-1 and the final state);"
           f" same answers: {same}")
+    r3 = best["probe step"] / best["plain scoring"]
+    r4 = best["probe step, own prefills"] / best["plain scoring"]
+    print(f"probe step / plain scoring:     {r3:5.2f}x   (target <= 2.5)  {'ok' if r3 <= 2.5 else 'MISSED'}")
+    print(f"  (with its own prefills:       {r4:5.2f}x)")
+    (pred1, st1), (pred0, st0) = outs["probe step"], outs["probe step, own prefills"]
+    same_pred = pred1["pred_idx"].tolist() == pred0["pred_idx"].tolist() == outs["plain scoring"]["pred_idx"].tolist()
+    same_text = all(a[k]["text"] == b[k]["text"] and a[k]["pred"] == b[k]["pred"] and a[k]["n_tokens"] == b[k]["n_tokens"]
+                    for a, b in zip(st1, st0, strict=True) for k in a)
+    nan_same = all(np.array_equal(np.isnan(a[k]["state"]), np.isnan(b[k]["state"]))
+                   for a, b in zip(st1, st0, strict=True) for k in a if a[k]["state"] is not None)
+    sdiff = max(float(np.nanmax(np.abs(a[k]["state"] - b[k]["state"]), initial=0.0))
+                for a, b in zip(st1, st0, strict=True) for k in a if a[k]["state"] is not None)
+    smax = max(float(np.nanmax(np.abs(b[k]["state"]), initial=0.0)) for b in st0 for k in b
+               if b[k]["state"] is not None)
+    ediff = max(float(np.abs(a["vision_grid"]["energy"] - b["vision_grid"]["energy"]).max()) for a, b in zip(st1, st0, strict=True))
+    cont = sum(a[k]["cached_prefix"] > 0 for a in st1 for k in ("ans_open", "ans_mcq_free"))
+    print(f"probe step vs own prefills: same predictions (and as plain scoring): {same_pred}; same texts, parsed "
+          f"answers and token counts: {same_text}; same empty answers: {nan_same}")
+    print(f"  largest |state difference|: {sdiff:.2e} (every regime, every layer; states up to |{smax:.1f}|);"
+          f" grid energy: {ediff:.2e}; decodes continued from the scoring cache: {cont} of {2 * n}")
     print(f"\nload average after: {os.getloadavg()}")
 
 

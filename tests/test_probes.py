@@ -213,12 +213,114 @@ def test_greedy_states_decode_the_same_text_as_the_scoring_engine(organism):
 def test_probe_condition_returns_every_regime(organism):
     lm = organism
     imgs = [np.resize(im, (64, 64, 3)).astype(np.uint8) for im in _images(2)]
-    pred, states = probes.probe_condition(lm, ITEMS, imgs, method=models.default_method(lm.answer_format),
-                                          template="vlmrobust", spec=probes.ProbeSpec(max_new_tokens=3))
+    method = models.default_method(lm.answer_format)
+    pred, states = probes.probe_condition(lm, ITEMS, imgs, method=method, template="vlmrobust",
+                                          spec=probes.ProbeSpec(max_new_tokens=3))
+    plain = score.predict(lm, ITEMS, imgs, methods=[method], template="vlmrobust")  # scored on its own
     assert len(pred) == len(states) == len(ITEMS)
-    for st in states:
+    assert pred.pred_idx.tolist() == plain.pred_idx.tolist()
+    for st, want, opts in zip(states, plain.pred_idx, ITEMS.options, strict=True):
         assert set(st) == set(probes.REGIMES) | set(probes.VISION_PROBES)
         assert st["vision_grid"]["shape"] == (8, 8)
-        assert st["ctx_mcq"]["pred"] == st["ans_mcq"]["pred"]
+        for regime in probes.SCORING_REGIMES + probes.VISION_PROBES:  # read off the scoring forward
+            assert st[regime]["pred"] == want, regime
+        for regime in ("ctx_open", "ans_open", "ans_mcq_free"):  # the generated answer, parsed back
+            parsed = score.parse_answer(st[regime]["text"], list(opts), lm.answer_format)
+            assert st[regime]["pred"] == (-1 if parsed is None else parsed), regime
     with pytest.raises(ValueError, match="free_template"):
         probes.ProbeSpec(free_template="nope").validate()
+
+
+#: Every item's options run over several tokens: log-likelihood scoring runs one forward per item, whose
+#: caches the probe step joins into batches.
+MULTI = ITEMS.assign(item_id=["m0", "m1", "m2"], answer_idx=[0, 1, 0],
+                     options=[["red square", "green circle"], ["blue star", "yellow circle", "red star"],
+                              ["green square", "blue circle"]])
+
+
+def _gemma3_wide() -> models.LoadedModel:
+    """The Gemma 3 twin with a sliding window that holds its prompts (the twin's own window of 8 does not)."""
+    import copy
+
+    model, proc = twins.tiny_gemma3()
+    cfg = copy.deepcopy(model.config)
+    cfg.text_config.sliding_window = 512
+    torch.manual_seed(0)
+    return models.LoadedModel(type(model)(cfg).eval(), proc, proc.tokenizer, "letters", "gemma3_wide", None,
+                              name="gemma3_wide")
+
+
+def _check_shared_equals_own_prefill(lm, items, method, batch_size, *, shared=True):
+    """The open and free-MCQ decodes continued from the scoring cache equal those from their own prefill."""
+    imgs = [np.resize(im, (64, 64, 3)).astype(np.uint8) for im in _images(3)]
+    spec = probes.ProbeSpec(max_new_tokens=4)
+    kw = dict(method=method, template="vlmrobust", spec=spec, batch_size=batch_size)
+    pred1, got = probes.probe_condition(lm, items, imgs, **kw)
+    pred0, want = probes.probe_condition(lm, items, imgs, share_cache=False, **kw)
+    pd.testing.assert_frame_equal(pred1, pred0)
+    for g, w in zip(got, want, strict=True):
+        for regime in ("ctx_open", "ans_open", "ans_mcq_free"):
+            a, b = g[regime], w[regime]
+            assert (a["text"], a["pred"], a["n_tokens"]) == (b["text"], b["pred"], b["n_tokens"]), regime
+            np.testing.assert_allclose(a["state"], b["state"], atol=5e-5, rtol=1e-5, err_msg=regime)
+            assert b["cached_prefix"] == 0
+            assert (a["cached_prefix"] > 0) == shared, regime  # the sharing ran (or, as asked, did not)
+        for regime in probes.SCORING_REGIMES + ("vision_mean",):
+            np.testing.assert_array_equal(g[regime]["state"], w[regime]["state"])
+
+
+@pytest.mark.parametrize("method", ["letter", "loglik"])
+@pytest.mark.parametrize("batch_size", [1, 2, 3])
+def test_decodes_continued_from_the_scoring_cache_equal_own_prefill_on_the_organisms(organism, method, batch_size):
+    _check_shared_equals_own_prefill(organism, ITEMS, method, batch_size)
+    if method == "loglik":
+        _check_shared_equals_own_prefill(organism, MULTI, method, batch_size)
+
+
+@pytest.mark.parametrize("method", ["letter", "loglik"])
+def test_decodes_continued_from_the_scoring_cache_equal_own_prefill_on_the_twins(twin, method):
+    """Left padding, M-RoPE (Qwen2-VL), tiled images (Idefics3, OneVision), bidirectional image attention
+    (Gemma 3); the Gemma 3 twin's sliding window of 8 is shorter than its prompts, so it keeps its own prefill."""
+    shared = twin.name != "tiny_gemma3"
+    _check_shared_equals_own_prefill(twin, ITEMS, method, 2, shared=shared)
+    if method == "loglik":
+        _check_shared_equals_own_prefill(twin, MULTI, method, 2, shared=shared)
+
+
+def test_decodes_continued_from_the_scoring_cache_through_sliding_window_layers(monkeypatch):
+    lm = _gemma3_wide()
+    for method in ("letter", "loglik"):
+        for batch_size in (1, 3):
+            _check_shared_equals_own_prefill(lm, ITEMS, method, batch_size)
+    joined = []
+    merge = capture.merge_cached
+    monkeypatch.setattr(capture, "merge_cached", lambda parts: joined.append(len(parts)) or merge(parts))
+    for model in (lm, _lm("tiny_llava")):
+        _check_shared_equals_own_prefill(model, MULTI, "loglik", 2)
+    assert joined == [2, 2]  # per model, the per-item caches of two items were joined into one batch
+
+
+def test_an_item_whose_scoring_tokens_are_not_as_expected_keeps_its_own_prefill(organism, monkeypatch):
+    """A scoring row that does not end with the tokens the tokenizer gives (here: planted for item v0)
+    sends that item's free-MCQ prompt to its own prefill; the rest still continue from the cache."""
+    from vlmrobust.probes import regimes
+
+    suffixes = regimes._suffixes
+
+    def planted(lm, scoring, targets):
+        out = suffixes(lm, scoring, targets)
+        dropped, tail = out["free"][1]
+        out["free"][1] = ([dropped[0] + 1] + dropped[1:], tail)
+        return out
+
+    monkeypatch.setattr(regimes, "_suffixes", planted)
+    imgs = [np.resize(im, (64, 64, 3)).astype(np.uint8) for im in _images(3)]
+    kw = dict(method="letter", template="vlmrobust", spec=probes.ProbeSpec(max_new_tokens=4), batch_size=3)
+    _, got = probes.probe_condition(organism, ITEMS, imgs, **kw)
+    _, want = probes.probe_condition(organism, ITEMS, imgs, share_cache=False, **kw)
+    assert [g["ans_mcq_free"]["cached_prefix"] > 0 for g in got] == [True, False, True]
+    assert all(g["ans_open"]["cached_prefix"] > 0 for g in got)
+    for g, w in zip(got, want, strict=True):
+        for regime in ("ans_open", "ans_mcq_free"):
+            assert g[regime]["text"] == w[regime]["text"]
+            np.testing.assert_allclose(g[regime]["state"], w[regime]["state"], atol=5e-5, rtol=1e-5)

@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 
 from ..forward import ScoringError, batches, forward, last_logits, model_inputs
-from ..forward.capture import Recorder, answer_states, probed_prompt, prompt_states, prompt_summary
+from ..forward.capture import (
+    Recorder,
+    answer_states,
+    hand_on,
+    probed_prompt,
+    prompt_states,
+    prompt_summary,
+    rope_deltas,
+)
 from ..models import continuation_ids, letter_token_ids
 from ._core import OptionScores, argmax_low, margin_of, next_token_logprobs, softmax
 
@@ -196,6 +204,7 @@ def _loglik_shared_prefix(lm, item_id, prompt, image, conts, rec=None, grid_laye
     else:
 
         logits, cache, outs = prompt_states(lm, rec, inputs, keep_grid=grid_layer)
+        deltas = rope_deltas(lm)
     lp0 = next_token_logprobs(last_logits(logits, [item_id])[0])
     k = len(conts)
     lengths = np.array([len(t) for t in conts], dtype=np.float64)
@@ -230,6 +239,7 @@ def _loglik_shared_prefix(lm, item_id, prompt, image, conts, rec=None, grid_laye
         state["n_tokens"] = n_best
         for r in res:
             r.extra["hidden"] = state
+        hand_on(lm, rec, inputs, cache, [item_id], deltas, row=0)  # to a prompt continuing this one, if any
     return res
 
 
