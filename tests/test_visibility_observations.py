@@ -16,6 +16,7 @@ from vlmrobust.analysis.visibility import observations as vobs
 from vlmrobust.analysis.visibility import paper as vpaper
 from vlmrobust.analysis.visibility import verdicts as vv
 from vlmrobust.stats.bootstrap import resample_counts
+from vlmrobust.stats.observations import combine, verdict
 from vlmrobust.synth import visibility as sv
 
 L8 = [250.0 / 2**k for k in range(8)]
@@ -51,11 +52,11 @@ def _cube_and_reps(long, n_boot=200, seed=0):
 
 
 def test_verdict_rule():
-    assert vv.verdict(0.2, 0.4, 0.0, 0.5) is True
-    assert vv.verdict(0.6, 0.9, 0.0, 0.5) is False
-    assert vv.verdict(0.4, 0.6, 0.0, 0.5) is None
-    assert vv.verdict(np.nan, 0.6) is None
-    assert vv.combine([True, None]) is None and vv.combine([True, False]) is False and vv.combine([]) is None
+    assert verdict(0.2, 0.4, 0.0, 0.5) is True
+    assert verdict(0.6, 0.9, 0.0, 0.5) is False
+    assert verdict(0.4, 0.6, 0.0, 0.5) is None
+    assert verdict(np.nan, 0.6) is None
+    assert combine([True, None]) is None and combine([True, False]) is False and combine([]) is None
     # a lower bound holds a one-sided region, never fails it from below, fails a two-sided one from above
     assert claims.w_verdict("≥", 0.9, 1.0, 0.79) is True
     assert claims.w_verdict("≥", 0.2, 0.3, 0.79) is None

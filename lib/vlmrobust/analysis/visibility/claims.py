@@ -21,9 +21,8 @@ import pandas as pd
 
 from ...stats.bootstrap import percentile_interval
 from ...stats.calibration import ece
-from ...stats.observations import Check
+from ...stats.observations import Check, combine, interval_text, verdict
 from .blind_spot import CROSSED, SignalCube, first_crossing, level_means
-from .verdicts import combine, interval_text, verdict
 
 __all__ = ["w_verdict", "confident_models", "equal_transmittance_ratio", "obs_fall_within_decade", "obs_water_harsher", "obs_confident_stay_confident",
            "obs_underconfident_follows", "obs_abstain_signed", "obs_idk_lags", "obs_t3_no_signal",

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from ...stats.bootstrap import percentile_interval, replicate_sums
-from ...stats.observations import Check
+from ...stats.observations import Check, combine, interval_text, verdict
 from .blind_spot import CROSSED, SignalCube, first_crossing, level_means
 from .claims import w_verdict
-from .verdicts import ConditionMeans, combine, interval_text, verdict
+from .verdicts import ConditionMeans
 
 __all__ = ["AWARE_THRESHOLD", "obs_imagenet_tens_of_metres", "obs_imagenet_outside_band",
            "obs_imagenet_near_clean", "obs_controls_at_chance", "obs_blank_confidence", "obs_blank_abstain",

@@ -1,14 +1,14 @@
-"""How notebook 06's observation rows decide: an interval against a region taken from the paper.
+"""Per-scene condition means for notebook 06's observation rows, and their bootstrap replicates.
 
 Every row of :mod:`vlmrobust.analysis.visibility.observations` compares a
 statistic's 95 % bootstrap interval (over scenes, seeded) with an acceptance
 region ``[low, high]`` taken from seed 003 (or from the issue, for the testbed's
-controls): the row **holds** when the interval lies inside the region, **fails**
-when the interval lies wholly outside it, and is **undecided** (``None``, "the
-interval straddles the region's edge") otherwise. A claim made for several
-models or cells holds when every decided part holds and none fails; any failing
-part fails it; otherwise it is undecided. A "some instance" claim is a share of
-models with its own bootstrap interval.
+controls), by the decision rule every analysis shares:
+:func:`vlmrobust.stats.observations.verdict` (holds when the interval lies inside
+the region, fails when wholly outside, undecided otherwise) and
+:func:`~vlmrobust.stats.observations.combine` (a claim made for several models or
+cells holds when every part holds, fails when any part fails). A "some instance"
+claim is a share of models with its own bootstrap interval.
 
 :class:`ConditionMeans` holds the per-scene means of conditions outside the
 visibility arms (ImageNet-C fog, blank, shuffled and sky-only images, clean) and
@@ -18,7 +18,6 @@ paired over scenes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,36 +25,7 @@ import pandas as pd
 
 from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
 
-__all__ = ["verdict", "combine", "interval_text", "ConditionMeans", "condition_means"]
-
-
-def verdict(lo: float, hi: float, low: float = -np.inf, high: float = np.inf) -> bool | None:
-    """True when ``[lo, hi]`` lies inside ``[low, high]``, False when wholly outside, None otherwise (or NaN)."""
-    if np.isnan(lo) or np.isnan(hi):
-        return None
-    if lo >= low and hi <= high:
-        return True
-    if hi < low or lo > high:
-        return False
-    return None
-
-
-def combine(parts: Iterable[bool | None]) -> bool | None:
-    """All parts True (and at least one): True; any False: False; otherwise None."""
-    parts = list(parts)
-    if any(p is False for p in parts):
-        return False
-    if parts and all(p is True for p in parts):
-        return True
-    return None
-
-
-def interval_text(x: float, lo: float, hi: float, digits: int = 2) -> str:
-    """``0.42 [0.30, 0.55]``; ``n/a`` for NaN."""
-    if not np.isfinite(x):
-        return "n/a"
-    body = f"{x:.{digits}f}"
-    return body + (f" [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else "")
+__all__ = ["ConditionMeans", "condition_means"]
 
 
 @dataclass
