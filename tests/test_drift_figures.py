@@ -18,7 +18,6 @@ from vlmrobust.analysis.drift import figures as DF  # noqa: E402
 from vlmrobust.analysis.drift import frequency as spectral  # noqa: E402
 from vlmrobust.analysis.drift import frequency_figures as FF  # noqa: E402
 from vlmrobust.analysis.drift import instability, prior  # noqa: E402
-from vlmrobust.analysis.drift import observations as obs  # noqa: E402
 from vlmrobust.analysis.drift import representation as drift  # noqa: E402
 from vlmrobust.corrupt import frequency  # noqa: E402
 from vlmrobust.figures import PALETTE  # noqa: E402
@@ -128,19 +127,6 @@ def test_pgd_attacks_skips_models_without_a_pixel_path(monkeypatch):
                                 template="vlmrobust", seed=0, batch_size=1)
     assert runs.preds == {} and runs.deltas == {} and runs.attacked == []
     assert runs.skipped == {"a": "a tiles its images", "b": "b tiles its images"}
-
-
-def test_unflipped_drift_and_control_quantiles():
-    probes = pd.DataFrame({"kind": ["drift", "drift", "drift", "control", "control"],
-                           "regime": ["r", "r", "other", "r", "r"], "model": ["a"] * 5,
-                           "item_id": ["i1", "i2", "i1", "i1", "i2"], "perturbation": ["translate"] * 3 + ["", ""],
-                           "level": [1, 1, 1, 0, 0], "cos": [0.1, 0.2, 0.3, 0.0, 1.0]})
-    pairs = pd.DataFrame({"model": ["a", "a"], "item_id": ["i1", "i2"], "perturbation": ["translate"] * 2,
-                          "level": [1, 1], "flip": [False, True], "base_correct": [True, True],
-                          "correct": [True, False]})
-    kept = obs.unflipped_drift(probes, pairs, "r")
-    assert kept.item_id.tolist() == ["i1"] and kept.d.tolist() == [0.1]
-    assert obs.control_quantiles(probes, "r", ["a"]) == {"a": pytest.approx(0.05)}
 
 
 # --------------------------------------------------------------------------- figures of labels, drift, POPE, scale

@@ -53,7 +53,7 @@ def test_restrict_keeps_control_pairs_only_inside_the_subset():
     probes = pd.DataFrame({"item_id": ["a", "a", "b", "c"], "other_id": [None, "b", "c", "a"],
                            "kind": ["drift", "control", "control", "control"]})
     kept = protocol.restrict(probes, ["a", "b"])
-    assert list(zip(kept.item_id, kept.kind)) == [("a", "drift"), ("a", "control")]
+    assert list(zip(kept.item_id, kept.kind, strict=True)) == [("a", "drift"), ("a", "control")]
 
 
 def test_set_apart_instances_stay_in_the_tables_by_default():

@@ -1,4 +1,4 @@
-"""Drift to prior (POPE margins and transitions), frequency read-outs, and seed 002's observation checks."""
+"""Drift to prior (POPE margins and transitions) and frequency read-outs (seed 002's observation rows: test_drift_findings)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from vlmrobust.analysis.drift import frequency as spectral
-from vlmrobust.analysis.drift import observations as obs
 from vlmrobust.analysis.drift import prior
 
 
@@ -64,35 +63,3 @@ def test_signed_margin_flip_curve_and_thresholds():
     assert list(curve.flip_rate) == [0.5, 0.0, 0.5] and list(curve.signed_margin) == [0.0, 1.0, 0.0]
     with pytest.raises(ValueError, match="rule"):
         spectral.flip_thresholds(p, "last")
-
-
-def _t1(text, geo, iv=0.4):
-    rows = [{"model": "m", "perturbation": "text_overlay", "IFR": text, "IV": 0.3}]
-    rows += [{"model": "m", "perturbation": p, "IFR": geo, "IV": 0.2} for p in ("translate", "rotate")]
-    return pd.DataFrame(rows + [{"model": "m", "perturbation": "any", "IFR": 0.1, "IV": iv}])
-
-
-def test_observation_checks_hold_and_fail():
-    kept = pd.DataFrame({"model": ["m"] * 3, "d": [0.01, 0.02, 0.3]})
-    assert obs.obs_i_disconnect(_t1(0.2, 0.1), kept, {"m": 0.25}).reproduced is True
-    assert obs.obs_i_disconnect(_t1(0.2, 0.1), kept, {"m": 0.5}).reproduced is False
-    assert obs.obs_i_disconnect(_t1(0.2, 0.1, iv=0.05), kept, {"m": 0.25}).reproduced is False
-    assert obs.obs_ii_overlays_most_disruptive(_t1(0.2, 0.1)).reproduced is True
-    assert obs.obs_ii_overlays_most_disruptive(_t1(0.05, 0.1)).reproduced is False
-    t4 = pd.DataFrame({"model": "m", "perturbation": ["translate", "text_overlay", "any"], "d": [-3.0, -0.3, -2.0],
-                       "pct_mean": [5.0, 70.0, 20.0]})
-    assert obs.obs_iii_overlay_drift_near_control(t4).reproduced is True
-    assert obs.obs_iii_overlay_drift_near_control(t4.assign(d=[-0.1, -0.3, -2.0])).reproduced is False
-    t5 = pd.DataFrame({"model": ["s", "b"], "size": [1.0, 2.0], "base_acc": [50.0, 60.0],
-                       "TextOverlay IFR": [0.2, 0.25], "union IV": [0.4, 0.45]})
-    assert obs.obs_iv_scale(t5).reproduced is True
-    assert obs.obs_iv_scale(t5.assign(**{"union IV": [0.4, 0.3]})).reproduced is False
-    assert obs.obs_iv_scale(t5.assign(size=[1.0, 1.0])).reproduced is None
-    t2 = pd.DataFrame({"model": ["m"], "perturbation": ["any"], "R→W": [5], "W→R": [3]})
-    pope = pd.DataFrame({"FP→TN": [4], "n_FP": [10], "TN→FP": [1], "n_TN": [20]})
-    shift = pd.DataFrame({"shift": [-0.5], "n_fp": [10]})
-    assert obs.obs_v_errors_random_but_conservative(t2, pope, shift).reproduced is True
-    assert obs.obs_v_errors_random_but_conservative(t2, pope.assign(**{"TN→FP": [15]}), shift).reproduced is False
-    assert obs.obs_v_errors_random_but_conservative(t2, pope.iloc[0:0], shift).reproduced is None
-    table = obs.same_answer_observations(_t1(0.2, 0.1), kept, {"m": 0.25}, t4, t5, t2, pope, shift)
-    assert list(table.reproduced) == [True] * 5
