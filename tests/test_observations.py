@@ -113,3 +113,18 @@ def test_cov_ellipse_rejects_bad_points(bad):
     with pytest.raises(ValueError, match="xy must be"):
         figures.cov_ellipse(ax, bad)
     plt.close(fig)
+
+
+def test_verdict_combine_and_interval_text():
+    from vlmrobust.stats.observations import combine, interval_text, verdict
+
+    assert verdict(0.2, 0.4, 0.0, 1.0) is True  # inside the region
+    assert verdict(0.0, 1.0, 0.0, 1.0) is True  # the edges belong to it
+    assert verdict(-0.3, -0.1, 0.0) is False and verdict(1.1, 1.2, high=1.0) is False  # wholly outside
+    assert verdict(-0.1, 0.3, 0.0) is None and verdict(0.9, 1.1, 0.0, 1.0) is None  # straddles an edge
+    assert verdict(float("nan"), 0.3) is None
+    assert combine([True, True]) is True and combine([True, None]) is None and combine([None, False]) is False
+    assert combine([]) is None
+    assert interval_text(0.4242, 0.3, 0.55) == "0.42 [0.30, 0.55]"
+    assert interval_text(0.4242, float("nan"), 0.5, digits=3) == "0.424"
+    assert interval_text(float("nan"), 0.0, 1.0) == "n/a"

@@ -1,7 +1,7 @@
 """Seed 003's claims about accuracy, confidence and abstaining on the visibility axis, checked on a run.
 
 Each check returns a :class:`~vlmrobust.stats.observations.Check` decided by
-:func:`~vlmrobust.analysis.visibility.verdicts.verdict` (an interval against a
+:func:`~vlmrobust.stats.observations.verdict` (an interval against a
 region taken from the paper; the region is in the check's text). Inputs: the
 signal cube (:func:`~vlmrobust.analysis.visibility.blind_spot.signal_cube`), its
 bootstrap means (:func:`~vlmrobust.analysis.visibility.blind_spot.bootstrap_means`,
