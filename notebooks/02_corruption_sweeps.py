@@ -99,8 +99,8 @@ display(overview)
 # (top, bottom, left, right), with black.
 #
 # **Natural perturbations and overlays** (seed 002 App. A.6): cyclic shift and symmetric pad/crop by
-# $n \in \{-16, -12, \dots, 16\} \setminus \{0\}$ pixels, defined at 224 px and scaled as
-# $\mathrm{round}(n\,W/224)$; scale by $\alpha = 0.9$ (0.75, 0.5) and back; scale then pad on black;
+# $n \in \{-16, -12, \dots, 16\} \setminus \{0\}$ pixels at the image's native resolution (the paper's
+# fixed shift; `reading="scaled"` defines them at 224 px, $\mathrm{round}(n\,W/224)$); scale by $\alpha = 0.9$ (0.75, 0.5) and back; scale then pad on black;
 # rotation by $\pm 30°$. The three overlays share one box per (item, level): *TextOverlay* writes
 # "Answer is L" (level $k$ = letter $k$), *RandomText* a random string of the same pattern, *BoxOverlay*
 # the box alone.
