@@ -51,8 +51,9 @@ agreement_condition: str = "gaussian_noise:3"  # corrupted condition of the meth
 n_samples: int = 20  # answers sampled per item for the sampling estimate
 temperature: float = 1.0  # sampling temperature
 example_items: int = 4  # items shown as clean-vs-corrupted distributions
-executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster)
+executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 
 # %%
 MODELS = sweep.resolve_models(models)
@@ -75,6 +76,7 @@ temperature = params.check("temperature", temperature, float, lo=0.0, lo_open=Tr
 example_items = params.check("example_items", example_items, int, lo=1, hi=12)
 executor = params.check("executor", executor, str, choices=["local", "dask"])
 dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+dask_scheduler = sweep.check_scheduler(dask_scheduler, executor)
 
 CONDITIONS = {k: v for k, v in corrupt.manifest(manifest).items() if not perturbations or k in perturbations}
 if ":" not in agreement_condition:
@@ -86,7 +88,8 @@ AGREE_LEVEL = params.check("agreement_condition level", int(_level) if _level.is
                            choices=list(corrupt.info(AGREE_NAME).levels))
 METHODS = None if method == "default" else [method]
 SWEEP = dict(template=template, seed=seed, batch_size=batch_size, torch_threads=torch_threads, executor=executor,
-             dask_workers=dask_workers if executor == "dask" else 0, n_samples=n_samples, temperature=temperature)
+             dask_workers=dask_workers if executor == "dask" else 0, client=dask_scheduler or None,
+             n_samples=n_samples, temperature=temperature)
 repro.seed_everything(seed)
 torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
@@ -140,12 +143,17 @@ print("prompt of the first item:\n" + vlm_models.build_prompt(loaded[MODELS[0]].
 # `vlmrobust.sweep.predictions`, the one entry point every notebook uses. The sweep is split into shards
 # (model × perturbation), each cached under a key that hashes everything that determines it, in a cache
 # shared by all notebooks: re-running this cell, or another notebook asking for the same shards, only
-# computes what is missing.
+# computes what is missing. Each corrupted image is made once per (perturbation, level) and read by every
+# model's shard. With `executor: dask` the shards run on a local cluster of `dask_workers` processes, or on
+# a running Dask scheduler named by `dask_scheduler` (a dask-jobqueue or dask-cuda cluster, say); the
+# `benchc` variant runs Bench-C's size (846 items × 19 corruptions × 5 severities) for every evaluated
+# organism this way.
 
 # %%
 result = sweep.predictions(MODELS, items, CONDITIONS, methods=METHODS, **SWEEP)
 pred = result.table
 print({k: v for k, v in result.summary().items() if k != "seconds"})
+print("time in shards:", {k[6:]: f"{v:.0%}" for k, v in result.timing().items() if k.startswith("share_")})
 
 # %% [markdown]
 # ## Accuracy and confidence against severity

@@ -78,8 +78,9 @@ batch_size: int = 8  # items per forward pass
 device: str = "cpu"  # torch device of the models (cpu, cuda, cuda:1, mps)
 dtype: str = ""  # model dtype (float32, float16, bfloat16); empty: the checkpoint's own
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
-executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster)
+executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 progress: bool = True  # progress bars
 
 # %%
@@ -124,14 +125,15 @@ dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bf
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
 executor = params.check("executor", executor, str, choices=["local", "dask"])
 dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+dask_scheduler = sweep.check_scheduler(dask_scheduler, executor)
 progress = params.check("progress", progress, bool)
 
 METHODS = None if method == "default" else [method]
 SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, open_template=open_template, free_template=free_template,
                         grid_layer=grid_layer, n_control=n_control)
 SWEEP = dict(template=template, seed=seed, batch_size=batch_size, torch_threads=torch_threads, executor=executor,
-             dask_workers=dask_workers if executor == "dask" else 0, progress=progress, device=device,
-             dtype=dtype or None)
+             dask_workers=dask_workers if executor == "dask" else 0, client=dask_scheduler or None, progress=progress,
+             device=device, dtype=dtype or None)
 LOAD = dict(device=device, dtype=dtype or None)
 NATURAL = corrupt.manifest("natural")
 repro.seed_everything(seed)

@@ -229,12 +229,41 @@ def test_killed_process_resumes_to_the_same_table(model_dirs, reference, tmp_pat
 @pytest.fixture(scope="module")
 def dask_client():
     """One local Dask cluster (two worker processes) for the module's Dask tests."""
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None) as cluster, Client(cluster) as client:
+    with sweep.local_cluster(2) as cluster, Client(cluster) as client:
         client.run(lambda p: sys.path.insert(0, p) if p not in sys.path else None, str(TESTS))
         yield client
+
+
+def test_local_cluster_workers_keep_glibcs_adaptive_malloc(dask_client):
+    import os
+
+    import dask
+
+    assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get("distributed.nanny.pre-spawn-environ")  # Dask sets it
+    env = dask_client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
+    assert list(env.values()) == [(None, "1")] * 2
+    assert len(dask_client.scheduler_info()["workers"]) == 2
+    with pytest.raises(ValueError, match="n_workers"):
+        sweep.local_cluster(0)
+
+
+def test_a_scheduler_address_runs_the_sweep_there(model_dirs, reference, tmp_path, dask_client):
+    from vlmrobust.params import ParameterError
+
+    address = dask_client.scheduler.address
+    assert sweep.check_scheduler(address) == address and sweep.check_scheduler("  ") == ""
+    with pytest.raises(ParameterError, match="not a scheduler address"):
+        sweep.check_scheduler("my cluster")
+    with pytest.raises(ParameterError, match="executor"):
+        sweep.check_scheduler(address, executor="local")
+    with pytest.raises(ParameterError, match="no Dask scheduler answers"):
+        sweep.check_scheduler("tcp://127.0.0.1:9", timeout=1)
+    with pytest.raises(ParameterError, match="string"):
+        sweep.check_scheduler(8786)
+    res = sweep.run_sweep(_spec(model_dirs), tmp_path, executor="dask", client=address, progress=False, **INJECT)
+    pd.testing.assert_frame_equal(res.table, reference.table)
 
 
 def test_dask_executor_gives_the_same_table(model_dirs, reference, tmp_path, dask_client):
@@ -382,3 +411,108 @@ def test_probe_sweep_on_dask_gives_the_same_rows(probe_run, tmp_path, dask_clien
     pd.testing.assert_frame_equal(got.probes[got.probes.kind == "drift"][cols].reset_index(drop=True),
                                   res.probes[res.probes.kind == "drift"][cols].reset_index(drop=True),
                                   atol=1e-6, rtol=1e-5)
+
+
+def _counting(monkeypatch):
+    calls = []
+
+    def counted(image, name, level, **kw):
+        calls.append((name, level, kw["key"]))
+        return twins.fake_corrupt(image, name, level, **kw)
+
+    monkeypatch.setattr(sweep_run, "default_corrupt", counted)
+    return calls
+
+
+SYNTH_CONDITIONS = {"gaussian_noise": [1, 3], "fog_physical": [2]}
+
+
+def test_corrupted_images_are_made_once_and_read_by_every_model(model_dirs, tmp_path, monkeypatch):
+    from vlmrobust import synth
+
+    items = synth.generate(1, seed=0, families=["colour", "verify"])
+    calls = _counting(monkeypatch)
+    spec = sweep.SweepSpec(models=model_dirs, items=items, conditions=SYNTH_CONDITIONS, torch_threads=1)
+    res = sweep.run_sweep(spec, tmp_path / "shared", progress=False)
+    assert list(res.shards.status) == ["done"] * 6, res.shards.error.tolist()
+    assert len(calls) == len(items) * 3  # each (item, level) once, though two models scored it
+    stored = sorted("__".join(p.name.split("__")[:2]) for p in (tmp_path / "shared" / "images").iterdir())
+    assert stored == ["fog_physical__2", "gaussian_noise__1", "gaussian_noise__3"]
+    calls.clear()
+    own = sweep.SweepSpec(models=model_dirs, items=items, conditions=SYNTH_CONDITIONS, torch_threads=1,
+                          share_images=False)
+    unshared = sweep.run_sweep(own, tmp_path / "own", progress=False)
+    assert len(calls) == len(items) * 3 * 2 and not (tmp_path / "own" / "images").exists()
+    pd.testing.assert_frame_equal(res.table, unshared.table)  # sharing changes no row, nor any key
+    assert [s.key for s in sweep.plan(spec)] == [s.key for s in sweep.plan(own)]
+    # a resumed run (shards deleted, images kept) corrupts nothing; a damaged level is made again
+    for f in (tmp_path / "shared").glob("*.parquet"):
+        f.unlink()
+    calls.clear()
+    damaged = next((tmp_path / "shared" / "images").glob("fog_physical__*"))
+    damaged.write_bytes(b"not an npz")
+    again = sweep.run_sweep(spec, tmp_path / "shared", progress=False)
+    assert len(calls) == len(items)  # only the damaged level, once
+    pd.testing.assert_frame_equal(again.table, res.table)
+    timing = again.timing()
+    assert set(sweep.TIME_PARTS) <= {k[len("share_"):] for k in timing if k.startswith("share_")}
+    assert abs(sum(timing[f"share_{p}"] for p in sweep.TIME_PARTS) - 1) < 1e-3
+    assert timing["rows"] == len(again.table) and timing["seconds_score"] > 0
+    assert (again.shards[[f"seconds_{p}" for p in sweep.TIME_PARTS]] >= 0).all().all()
+
+
+def test_image_keys_change_with_what_changes_the_pixels():
+    from vlmrobust.sweep import images
+
+    base = dict(items_digest="d", perturbation="fog", level=2, seed=0, backend="native")
+    keys = {images.image_key(**base)}
+    for change in (dict(items_digest="e"), dict(perturbation="snow"), dict(level=3), dict(seed=1),
+                   dict(backend="imagecorruptions"), dict(corrupt_id="m.f@1"), dict(version=2)):
+        keys.add(images.image_key(**{**base, **change}))
+    assert len(keys) == 8
+
+
+def test_images_of_other_shapes_and_unreadable_files(tmp_path):
+    from vlmrobust.sweep import images
+
+    imgs = [np.zeros((4, 6, 3), np.uint8), np.ones((5, 5, 3), np.uint8)]
+    path = tmp_path / "x.npz"
+    images.save_level(path, imgs)
+    got = images.load_level(path, 2)
+    assert [g.shape for g in got] == [(4, 6, 3), (5, 5, 3)] and (got[1] == 1).all()
+    assert images.load_level(path, 3) is None  # another number of items
+    assert images.load_level(tmp_path / "absent.npz", 2) is None
+    assert not list(tmp_path.glob(".*tmp*"))
+
+
+def test_only_levels_shown_to_every_item_are_stored(model_dirs, tmp_path):
+    """Overlays show each item the letters other than its clean prediction: a level shown to some items only is
+    corrupted in its shard, a level shown to all is stored; the rows are those of an unshared sweep."""
+    from vlmrobust import synth
+
+    items = synth.generate(3, seed=0, families=["colour"])
+    spec = sweep.SweepSpec(models=model_dirs[:1], items=items, conditions={"text_overlay": [1, 2, 3, 4]},
+                           torch_threads=1)
+    res = sweep.run_sweep(spec, tmp_path / "a", progress=False)
+    assert set(res.shards.status) == {"done"}, res.shards.error.tolist()
+    shown = res.table[res.table.perturbation == "text_overlay"].groupby("level").item_id.nunique()
+    full = sorted(int(lv) for lv, n in shown.items() if n == len(items))
+    stored = sorted(int(p.name.split("__")[1]) for p in (tmp_path / "a" / "images").glob("*.npz"))
+    assert stored == full and len(full) < 4  # some level is shown to a subset only
+    own = sweep.run_sweep(sweep.SweepSpec(models=model_dirs[:1], items=items, conditions={"text_overlay": [1, 2, 3, 4]},
+                                          torch_threads=1, share_images=False), tmp_path / "b", progress=False)
+    pd.testing.assert_frame_equal(res.table, own.table)
+
+
+def test_the_clock_counts_each_second_once_in_the_innermost_part():
+    from vlmrobust.sweep.timing import Clock
+
+    clock = Clock()
+    with clock("io"):
+        time.sleep(0.02)
+        with clock("corrupt"):
+            time.sleep(0.03)
+            with clock("io"):
+                time.sleep(0.02)
+    sec = clock.seconds
+    assert 0.035 <= sec["io"] < 0.08 and 0.025 <= sec["corrupt"] < 0.06 and sec["score"] == 0

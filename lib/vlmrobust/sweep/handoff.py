@@ -44,7 +44,8 @@ from ..schema import ITEM_COLUMNS, ROLES
 from .run import SweepResult, run_sweep
 from .spec import SweepSpec
 
-__all__ = ["SweepFailed", "resolve_models", "item_source", "item_source_kind", "predictions"]
+__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster",
+           "predictions", "resolve_models"]
 
 
 class SweepFailed(RuntimeError):
@@ -185,6 +186,68 @@ def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_siz
     return data.validate_items(items.reset_index(drop=True))
 
 
+def local_cluster(n_workers: int, *, trim_threshold: int | None = None) -> Any:
+    """A ``LocalCluster`` of ``n_workers`` single-thread worker processes on 127.0.0.1, no dashboard.
+
+    Each worker runs with one torch/BLAS thread (Dask's nanny default) and with
+    glibc's own malloc defaults: Dask's nanny sets ``MALLOC_TRIM_THRESHOLD_=65536``
+    before it starts a worker, and any fixed trim threshold turns off glibc's
+    adaptive mmap threshold, so every activation tensor above 128 KiB is mapped
+    afresh at each forward and scoring runs up to twice as slowly as in a plain
+    process (``bench/sweep.py --trim``). Here the variable is left unset
+    (``trim_threshold=None``), as in any Python process; the cost is that a worker
+    returns freed memory to the system later. An int sets it. A cluster of your
+    own (dask-jobqueue, dask-cuda, a lab scheduler) keeps its settings: pass its
+    address or client instead.
+    """
+    import dask
+    from dask.distributed import LocalCluster
+
+    if not isinstance(n_workers, int) or isinstance(n_workers, bool) or n_workers < 1:
+        raise ValueError(f"n_workers must be a positive int, got {n_workers!r}")
+    env = {k: v for k, v in dict(dask.config.get("distributed.nanny.pre-spawn-environ", {})).items()
+           if k != "MALLOC_TRIM_THRESHOLD_"}
+    if trim_threshold is not None:
+        env["MALLOC_TRIM_THRESHOLD_"] = int(trim_threshold)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):  # read as each nanny is made, here
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
+
+
+def check_scheduler(address: str, executor: str = "dask", param: str = "dask_scheduler",
+                    timeout: float = 10.0) -> str:
+    """A Dask scheduler address, checked by connecting to it (``""`` means none: a local cluster is used).
+
+    Raises :class:`~vlmrobust.params.ParameterError` naming ``param`` for a value
+    that is not an address (``tcp://host:port``, ``tls://...``, ``host:port``), an
+    address given while ``executor`` is not ``"dask"``, or a scheduler that does
+    not answer within ``timeout`` seconds.
+    """
+    if not isinstance(address, str):
+        raise ParameterError(f"parameter {param!r} must be a scheduler address string or '', got {address!r}")
+    address = address.strip()
+    if not address:
+        return ""
+    if executor != "dask":
+        raise ParameterError(f"parameter {param!r} = {address!r} names a Dask scheduler, but executor is "
+                             f"{executor!r}: set executor: dask to run the shards there")
+    import re
+
+    if not re.fullmatch(r"((tcp|tls|ucx|inproc)://)?[\w.\-\[\]:]+:\d+(/.*)?", address):
+        raise ParameterError(f"parameter {param!r} = {address!r} is not a scheduler address; use "
+                             "'tcp://host:port' (what a dask-jobqueue or dask-cuda cluster's scheduler_address shows)")
+    from dask.distributed import Client
+
+    try:
+        with Client(address, timeout=timeout) as client:
+            n = len(client.scheduler_info().get("workers", {}))
+    except OSError as exc:
+        raise ParameterError(f"parameter {param!r}: no Dask scheduler answers at {address!r} within {timeout:g} s "
+                             f"({exc}); start it first, or leave the parameter empty for a local cluster") from None
+    if n == 0:
+        print(f"the Dask scheduler at {address} has no workers yet; shards wait until workers join")
+    return address
+
+
 def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[str, Sequence[int]], *,
                 methods: Sequence[str] | None = None, out_dir: str | os.PathLike | None = None,
                 executor: str = "local", client: Any = None, dask_workers: int = 0, progress: bool | None = None,
@@ -196,8 +259,9 @@ def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[
     ``methods`` ``None`` takes each model's default method. Other keywords go to
     :class:`~vlmrobust.sweep.SweepSpec` (``template``, ``seed``, ``batch_size``,
     ``torch_threads``, ``n_samples``, ...). ``executor="dask"`` runs the shards on
-    ``client``, or on a local cluster of ``dask_workers`` processes started (and
-    stopped) here. Raises :class:`SweepFailed` when a shard fails, unless
+    ``client`` (a ``Client`` or a scheduler address, e.g. a notebook's
+    ``dask_scheduler`` parameter), or on a local cluster of ``dask_workers``
+    processes (:func:`local_cluster`) started and stopped here. Raises :class:`SweepFailed` when a shard fails, unless
     ``allow_failed`` (then ``result.failed`` lists them).
 
     ``probes=ProbeSpec(...)`` (:class:`vlmrobust.probes.ProbeSpec`) makes it a
@@ -218,10 +282,9 @@ def predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[
     out = Path(out_dir) if out_dir is not None else paths.shards_dir()
     cluster = None
     if executor == "dask" and client is None and dask_workers:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
 
-        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, host="127.0.0.1",
-                               dashboard_address=None)
+        cluster = local_cluster(dask_workers)
         client = Client(cluster)
     try:
         result = run_sweep(spec, out, executor=executor, client=client, progress=progress, corrupt_fn=corrupt_fn,

@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.items import write_parquet_atomic
+from ..data.items import items_digest, write_parquet_atomic
+from .images import image_store, level_images, level_key
 from .spec import Shard, SweepSpec, overlay_family, plan
+from .timing import TIME_PARTS, Clock, summarize
 
-__all__ = ["run_sweep", "run_shard", "read_table", "read_probes", "SweepResult", "default_corrupt", "default_image",
+__all__ = ["TIME_PARTS", "run_sweep", "run_shard", "read_table", "read_probes", "SweepResult", "default_corrupt", "default_image",
            "default_depth", "default_param", "level_items"]
 
 _MODEL_CACHE: dict[tuple, Any] = {}
@@ -126,21 +128,40 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
         return {**rec, "status": "cached", "rows": int(pd.read_parquet(path, columns=["item_id"]).shape[0]),
                 "seconds": 0.0, "error": None}
     t0 = time.perf_counter()
+    clock = Clock()
     try:
         if spec.torch_threads:
             import torch
 
             torch.set_num_threads(int(spec.torch_threads))
+        store = image_store(spec, out_dir, corrupt_fn, image_fn, depth_fn)
+        digest = items_digest(spec.items) if store is not None else ""
         corrupt_fn = corrupt_fn or default_corrupt
         image_fn = image_fn or default_image
         depth_fn = depth_fn or default_depth
-        lm = _load_model(spec, shard.model)
+        with clock("model"):
+            lm = _load_model(spec, shard.model)
         method0 = spec.methods[0] if spec.methods else models.default_method(lm.answer_format)
-        base, clean = _clean_inputs(spec, shard, out_dir, method0)
+        with clock("io"):
+            base, clean = _clean_inputs(spec, shard, out_dir, method0)
         recs = spec.items.to_dict("records")
-        clean_imgs = [_named(image_fn, r, "image_ref") for r in recs]
         use_depth = shard.perturbation != "clean" and (needs_depth(shard.perturbation) if needs_depth else False)
-        depths = [_named(depth_fn, r, "depth_ref") for r in recs] if use_depth else [None] * len(recs)
+        loaded: dict[str, list] = {}
+
+        def inputs() -> tuple[list, list]:  # clean images and depth maps, read when first needed
+            if not loaded:
+                with clock("io"):
+                    loaded["img"] = [_named(image_fn, r, "image_ref") for r in recs]
+                    loaded["depth"] = ([_named(depth_fn, r, "depth_ref") for r in recs] if use_depth
+                                       else [None] * len(recs))
+            return loaded["img"], loaded["depth"]
+
+        def corrupted(level: int, sub: list[int]) -> list:
+            clean_imgs, depths = inputs()
+            with clock("corrupt"):
+                return [corrupt_fn(clean_imgs[i], shard.perturbation, level, seed=spec.seed,
+                                   key=str(recs[i]["item_id"]), depth=depths[i], backend=spec.backend) for i in sub]
+
         subsets = level_items(spec, shard, base)
         parts, probe_parts = [], []
         for level, param in zip(shard.levels, shard.params, strict=True):
@@ -149,10 +170,15 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
                 continue
             items = spec.items.iloc[sub].reset_index(drop=True)
             if shard.perturbation == "clean":
-                images = [clean_imgs[i] for i in sub]
+                images = [inputs()[0][i] for i in sub]
+            elif store is not None and len(sub) == len(recs):
+                with clock("io"):  # a stored level's read (a level corrupted here is timed as corruption)
+                    images, _ = level_images(store, level_key(spec, digest, shard.perturbation, level),
+                                             shard.perturbation, level, len(recs),
+                                             lambda level=level: corrupted(level, list(range(len(recs)))))
             else:
-                images = [corrupt_fn(clean_imgs[i], shard.perturbation, level, seed=spec.seed,
-                                     key=str(recs[i]["item_id"]), depth=depths[i], backend=spec.backend) for i in sub]
+                images = corrupted(level, sub)
+            t_score = time.perf_counter()
             if shard.kind == "probes":
                 from ..probes.shard import score_condition
 
@@ -163,13 +189,16 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
                                                 clean=clean, seed_keys=(shard.key,))
                 parts.append(pred)
                 probe_parts.append(rows)
-                continue
-            parts.append(score.predict(
-                lm, items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
-                perturbation=shard.perturbation, level=level, param=param, batch_size=spec.batch_size,
-                n_samples=spec.n_samples, temperature=spec.temperature, max_new_tokens=spec.max_new_tokens,
-                model_name=shard.model))
+            else:
+                parts.append(score.predict(
+                    lm, items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
+                    perturbation=shard.perturbation, level=level, param=param, batch_size=spec.batch_size,
+                    n_samples=spec.n_samples, temperature=spec.temperature, max_new_tokens=spec.max_new_tokens,
+                    model_name=shard.model))
+            clock.add("score", time.perf_counter() - t_score)
         from ..schema import PRED_COLUMNS
+
+        t_write = time.perf_counter()
 
         table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(PRED_COLUMNS))
         if shard.kind == "probes":
@@ -185,11 +214,14 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
             n_rows = len(table)
         if err_path.exists():
             err_path.unlink()
-        return {**rec, "status": "done", "rows": n_rows, "seconds": time.perf_counter() - t0, "error": None}
+        clock.add("io", time.perf_counter() - t_write)
+        return {**rec, "status": "done", "rows": n_rows, "seconds": time.perf_counter() - t0, "error": None,
+                **clock.record()}
     except Exception as exc:  # recorded; other shards go on
         msg = f"{type(exc).__name__}: {exc}"
         err_path.write_text(json.dumps({**rec, "error": msg, "traceback": traceback.format_exc()}, indent=1))
-        return {**rec, "status": "failed", "rows": 0, "seconds": time.perf_counter() - t0, "error": msg}
+        return {**rec, "status": "failed", "rows": 0, "seconds": time.perf_counter() - t0, "error": msg,
+                **clock.record()}
 
 
 @dataclass
@@ -214,6 +246,11 @@ class SweepResult:
         return {"shards": len(self.shards), "done": len(done), "cached": int((self.shards.status == "cached").sum()),
                 "failed": len(self.failed), "rows": len(self.table), "seconds": round(self.seconds, 3),
                 "items_per_s": round(scored / self.seconds, 3) if self.seconds > 0 and scored else 0.0}
+
+    def timing(self) -> dict:
+        """Where the time of this run's finished shards went (:func:`vlmrobust.sweep.timing.summarize`): model
+        loading, I/O (clean images, stored levels, shard files), corruption, scoring; rows per second."""
+        return summarize(self.shards, self.seconds)
 
 
 def read_table(out_dir: str | os.PathLike, shards: list[Shard]) -> pd.DataFrame:
@@ -265,8 +302,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
         needs_depth = _default_needs_depth
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob(".*.parquet.tmp-*"):  # left by a killed run
-        stale.unlink()
+    for stale in [*out.glob(".*.parquet.tmp-*"), *out.glob("images/.*.npz.tmp-*")]:  # left by a killed run
+        stale.unlink(missing_ok=True)
     shards = plan(spec, param_fn)
     kw = dict(corrupt_fn=corrupt_fn, image_fn=image_fn, depth_fn=depth_fn, needs_depth=needs_depth)
     t0 = time.perf_counter()
@@ -298,6 +335,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
     seconds = time.perf_counter() - t0
     by_file = {r["file"]: r for r in records}
     frame = pd.DataFrame([by_file[s.filename] for s in shards if s.filename in by_file])
+    for part in TIME_PARTS:  # cached shards, and shards whose worker died, spent no time on a part
+        frame[f"seconds_{part}"] = frame[f"seconds_{part}"].fillna(0.0) if f"seconds_{part}" in frame else 0.0
     frame["items_per_s"] = np.where(frame.seconds > 0, frame.n_items * frame.n_levels / frame.seconds.where(
         frame.seconds > 0, 1.0), np.nan)
     probe_table = read_probes(out, shards) if spec.probes is not None else None

@@ -41,8 +41,9 @@ from ..schema import METHODS
 
 __all__ = ["SCHEMA_VERSION", "OVERLAY_RULES", "SweepSpec", "Shard", "plan", "overlay_family"]
 
-#: Bumped when the predictions table or the shard layout changes meaning.
-SCHEMA_VERSION = 2
+#: Bumped when the predictions table or the shard layout changes meaning, or when scoring changes its
+#: floats (3: option log-likelihood batched across items), so that no cache mixes the two.
+SCHEMA_VERSION = 3
 OVERLAY_RULES = ("not_base", "all")
 PROBE_METHODS = ("letter", "loglik", "loglik_norm")
 
@@ -82,6 +83,9 @@ class SweepSpec:
     letters other than its clean prediction that exist among its K options, at
     most three; ``"all"`` scores every listed level. ``corrupt_id`` names a
     corruption function other than ``corrupt.apply`` (it enters the keys).
+    ``share_images``: corrupt each (perturbation, level) once and let every
+    model's shard read it (:mod:`vlmrobust.sweep.images`); it changes no row, so
+    it is not part of the keys.
     """
 
     models: Sequence[str]
@@ -103,6 +107,7 @@ class SweepSpec:
     probes: Any = None
     overlay_rule: str = "not_base"
     corrupt_id: str | None = None
+    share_images: bool = True
 
     def validate(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the bad field and what is allowed."""
@@ -132,6 +137,8 @@ class SweepSpec:
             raise ValueError(f"template must be one of {sorted(TEMPLATES)}, got {self.template!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise TypeError(f"seed must be an int, got {self.seed!r}")
+        if not isinstance(self.share_images, bool):
+            raise TypeError(f"share_images must be True or False, got {self.share_images!r}")
         if self.overlay_rule not in OVERLAY_RULES:
             raise ValueError(f"overlay_rule must be one of {OVERLAY_RULES}, got {self.overlay_rule!r}")
         if self.probes is not None:
