@@ -9,15 +9,21 @@ generated answers is :mod:`.parsing`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..forward import ScoringError, batches, forward, last_logits, model_inputs
 from ..forward.capture import (
+    Growing,
     Recorder,
     answer_states,
+    can_continue,
+    crop_rows,
+    feed,
     hand_on,
     probed_prompt,
     prompt_states,
@@ -28,6 +34,21 @@ from ..models import continuation_ids, letter_token_ids
 from ._core import OptionScores, argmax_low, margin_of, next_token_logprobs, softmax
 
 __all__ = ["letter_scores", "loglik_scores", "loglik_full_forward"]
+
+
+def _batch_inputs(lm, item_ids, prompts, images, idx):
+    """Processor inputs of the items ``idx``; a processor failure names the item that causes it."""
+    try:
+        return model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
+    except ScoringError:
+        raise
+    except Exception as exc:  # processor failure: find the item by processing one by one
+        for i in idx:
+            try:
+                model_inputs(lm, [prompts[i]], [images[i]])
+            except Exception as exc1:
+                raise ScoringError(item_ids[i], f"processor failed: {exc1}") from exc1
+        raise ScoringError(item_ids[idx[0]], f"processor failed on the batch: {exc}") from exc
 
 
 def _last_position(lm, item_ids, prompts, images, batch_size, choose=None, grid_layer=None):
@@ -46,17 +67,7 @@ def _last_position(lm, item_ids, prompts, images, batch_size, choose=None, grid_
     try:
         for idx in batches(lm, prompts, batch_size):
             ids = [item_ids[i] for i in idx]
-            try:
-                inputs = model_inputs(lm, [prompts[i] for i in idx], [images[i] for i in idx])
-            except ScoringError:
-                raise
-            except Exception as exc:  # processor failure: find the item by processing one by one
-                for i in idx:
-                    try:
-                        model_inputs(lm, [prompts[i]], [images[i]])
-                    except Exception as exc1:
-                        raise ScoringError(item_ids[i], f"processor failed: {exc1}") from exc1
-                raise ScoringError(ids[0], f"processor failed on the batch: {exc}") from exc
+            inputs = _batch_inputs(lm, item_ids, prompts, images, idx)
             if rec is None:
                 logits, _ = forward(lm, inputs, logits_to_keep=1)
                 arr = last_logits(logits, ids)
@@ -118,10 +129,24 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     return out
 
 
+_OPTION_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> {(prompt, option): ids}
+
+
 def _option_tokens(lm: Any, item_id: str, prompt: str, opts: Sequence[str]) -> list[list[int]]:
+    """Each option's tokens after ``prompt``, remembered per tokenizer (a sweep asks again at every level)."""
     # After a prompt ending in a non-space character ("ASSISTANT:") the answer starts with a space.
     lead = "" if prompt[-1:].isspace() else " "
-    cont = [continuation_ids(lm.tokenizer, prompt, lead + o) for o in opts]
+    try:
+        memo = _OPTION_MEMO.setdefault(lm.tokenizer, {})
+    except TypeError:  # a tokenizer that cannot be weakly referenced: no memo
+        memo = {}
+    if len(memo) > 200_000:
+        memo.clear()
+    cont = []
+    for o in opts:
+        if (prompt, o) not in memo:
+            memo[(prompt, o)] = continuation_ids(lm.tokenizer, prompt, lead + o)
+        cont.append(list(memo[(prompt, o)]))
     for i, c in enumerate(cont):
         if not c:
             raise ScoringError(item_id, f"option {i} ({opts[i]!r}) tokenizes to nothing")
@@ -148,11 +173,11 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     the option's token count). ``probs`` are ``softmax(s)`` over the K options;
     the margin is top minus runner-up (Eq. 2) in the score's units.
 
-    One shared-prefix forward per item: the prompt (with the image) is run once,
-    its KV cache is repeated K times, and the K continuations run in a single
-    batched forward. When every option of every item is a single token, the
-    prompt forward alone gives all scores, and prompts are batched (left
-    padding, last-position logits only).
+    Shared prefixes, batched: each length-sorted batch of prompts (with their
+    images) runs once with a KV cache, the cache is cut to one row per option,
+    and the options of every item of the batch run in one continuation forward.
+    Items whose options are all single tokens need the prompt forward alone
+    (last-position logits only).
 
     ``hidden=True`` (opt-in) puts the hidden states of the same forwards in
     ``extra["hidden"]`` of both results: the last prompt token, the vision-token
@@ -188,10 +213,59 @@ def loglik_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
             for i in multi:
                 out_sum[i], out_norm[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i],
                                                                 rec=rec, grid_layer=grid_layer)
-    else:
-        for i in multi:
-            out_sum[i], out_norm[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i])
+    elif multi:
+        sub = [item_ids[i] for i in multi], [prompts[i] for i in multi], [images[i] for i in multi]
+        for n, res in enumerate(_loglik_batched(lm, *sub, [conts[i] for i in multi], batch_size)):
+            out_sum[multi[n]], out_norm[multi[n]] = res
     return out_sum, out_norm  # type: ignore[return-value]
+
+
+def _loglik_batched(lm, item_ids, prompts, images, conts, batch_size) -> list[tuple[OptionScores, OptionScores]]:
+    """Log-likelihood of options of several tokens, a batch of prompts at a time.
+
+    Each length-sorted batch of prompts runs once with a KV cache (left padding);
+    its cache is cut to one row per option (:func:`vlmrobust.forward.capture.crop_rows`),
+    and every option of every item of the batch runs in one continuation forward
+    (:func:`~vlmrobust.forward.capture.feed`, positions over attended tokens,
+    options right-padded and masked). Where the cache cannot be continued
+    exactly (a short sliding window), the batch falls back to one prefix per item.
+    """
+    import torch
+
+    out: list = [None] * len(prompts)
+    pad = lm.tokenizer.pad_token_id or 0
+    for idx in batches(lm, prompts, batch_size):
+        inputs = _batch_inputs(lm, item_ids, prompts, images, idx)
+        logits, cache = forward(lm, inputs, use_cache=True, logits_to_keep=1)
+        lp0 = [next_token_logprobs(r) for r in last_logits(logits, [item_ids[i] for i in idx])]
+        width = max(len(t) for i in idx for t in conts[i]) - 1
+        seq = Growing.of(inputs)
+        if not can_continue(cache, seq.ids.shape[1] + width):
+            for i in idx:
+                out[i] = _loglik_shared_prefix(lm, item_ids[i], prompts[i], images[i], conts[i])
+            continue
+        seq = replace(seq, pos0=(seq.mask.cumsum(-1) == 0).sum(-1), deltas=rope_deltas(lm))
+        rows = [j for j, i in enumerate(idx) for _ in conts[i]]
+        lengths = seq.mask.sum(-1).tolist()
+        cache, seq = crop_rows(cache, seq, rows, [lengths[j] for j in rows])
+        toks = [t for i in idx for t in conts[i]]
+        new = torch.full((len(toks), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(toks), width), dtype=torch.long)
+        for r, t in enumerate(toks):
+            new[r, : len(t) - 1] = torch.tensor(t[:-1])
+            mask[r, : len(t) - 1] = 1
+        logits2, _, _ = feed(lm, seq, cache, new.to(lm.device), new_mask=mask)
+        lp = torch.log_softmax(logits2.double(), dim=-1).cpu().numpy()
+        r = 0
+        for j, i in enumerate(idx):
+            sums = np.empty(len(conts[i]))
+            for o, t in enumerate(conts[i]):
+                if not np.isfinite(lp[r, : len(t) - 1]).all():
+                    raise ScoringError(item_ids[i], "non-finite (NaN or inf) logits in an option continuation")
+                sums[o] = lp0[j][t[0]] + sum(lp[r, pos - 1, t[pos]] for pos in range(1, len(t)))
+                r += 1
+            out[i] = _loglik_result(sums, np.array([len(t) for t in conts[i]], dtype=np.float64))
+    return out
 
 
 def _loglik_shared_prefix(lm, item_id, prompt, image, conts, rec=None, grid_layer=None
