@@ -58,18 +58,159 @@ def test_pgd_stays_in_the_budget_and_rescoring_uses_the_scoring_path(organisms, 
     assert t.ASR.iloc[0] == pytest.approx(1 - adv_pred.correct.mean()) and t.n.iloc[0] == len(items)
 
 
-def test_the_rebuilt_processor_path_is_exact_and_refuses_other_processors(organisms):
-    import twins
-
-    items, imgs = organisms
+def test_the_organisms_path_is_exact(organisms):
+    _, imgs = organisms
     lm = models.load("tiny-letters-long")
     f = attack.pixel_path(lm, imgs[0])
     want = lm.processor.image_processor(images=[imgs[0]], return_tensors="pt")["pixel_values"]
-    torch.testing.assert_close(f(torch.as_tensor(np.array(imgs[0]), dtype=torch.float32)[None] / 255), want, atol=1e-6, rtol=0)
-    model, proc = twins.tiny_qwen2_vl()
-    qwen = models.LoadedModel(model, proc, proc.tokenizer, "letters", "q", None)
-    with pytest.raises(NotImplementedError, match="pixel_values"):
-        attack.pixel_path(qwen, imgs[0])
+    assert f.exact and f.layout == "plain"
+    torch.testing.assert_close(f(_x(imgs[0])), want, atol=1e-6, rtol=0)
+
+
+# ----------------------------------------------------------------- the processors' pixel paths, rebuilt in torch
+
+# (twin, variant, image size, pixel_values shape): every size forces a resize; the tiling ones give several tiles
+CASES = [
+    ("tiny_llava", "", (40, 56), (1, 3, 32, 32)),  # shortest edge to 32 (bicubic), centre crop
+    ("tiny_qwen2_vl", "", (40, 56), (32, 3 * 2 * 8 * 8)),  # smart_resize to 32x64: 4x8 patches of 8, T = 2
+    ("tiny_idefics3", "", (40, 56), (1, 1, 3, 32, 32)),  # no splitting: Lanczos to 22x32, then to 32x32
+    ("tiny_idefics3", "split", (40, 56), (1, 5, 3, 32, 32)),  # 46x64 -> 64x64: 2x2 tiles + global image
+    ("tiny_llava_onevision", "", (40, 56), (1, 5, 3, 32, 32)),  # base + 2x2 tiles of the 64x64 pinpoint
+    ("tiny_gemma3", "", (40, 56), (1, 3, 32, 32)),  # bilinear to 32x32
+]
+IDS = [f"{a}{'-' + v if v else ''}" for a, v, _, _ in CASES]
+
+
+def _x(image: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(np.array(image), dtype=torch.float32)[None] / 255
+
+
+def _image(shape, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (*shape, 3), dtype=np.uint8)
+
+
+_TWINS: dict = {}
+
+
+def _twin(arch: str, variant: str = "") -> models.LoadedModel:
+    import twins
+
+    if (arch, variant) not in _TWINS:
+        model, proc = getattr(twins, arch)()
+        if variant == "split":
+            from transformers.models.idefics3 import image_processing_pil_idefics3 as idefics3
+
+            proc.image_processor = idefics3.Idefics3ImageProcessorPil(
+                size={"longest_edge": 64}, do_image_splitting=True, max_image_size={"longest_edge": 32})
+        if arch == "tiny_gemma3":  # its image projection is initialised to zero (a blind model): give it weights
+            w = model.model.multi_modal_projector.mm_input_projection_weight
+            with torch.no_grad():
+                w.copy_(torch.randn(w.shape, generator=torch.Generator().manual_seed(0)) / w.shape[0] ** 0.5)
+        _TWINS[arch, variant] = models.LoadedModel(model, proc, proc.tokenizer, "letters", arch, None, name=arch)
+    return _TWINS[arch, variant]
+
+
+def _prompt_inputs(lm, image):
+    from vlmrobust.forward import model_inputs
+
+    prompt = models.build_prompt(lm.processor, "What colour is the object?", ["red", "green", "blue"])
+    return model_inputs(lm, [prompt], [image]), [models.letter_token_ids(lm.tokenizer, prompt, 3)]
+
+
+@pytest.mark.parametrize(("arch", "variant", "size", "shape"), CASES, ids=IDS)
+def test_the_rebuilt_path_gives_the_processors_pixel_values_and_the_gradient_reaches_the_pixels(
+        arch, variant, size, shape):
+    from vlmrobust import pixels
+
+    lm = _twin(arch, variant)
+    image = _image(size)
+    f = attack.pixel_path(lm, image)
+    inputs, conts = _prompt_inputs(lm, image)
+    want = inputs["pixel_values"]
+    assert tuple(want.shape) == shape  # the case exercises the layout it names
+    got = f(_x(image))
+    assert got.shape == want.shape and not f.exact
+    # Pillow-backend processors: exact, resampling included (Pillow's coefficients and uint8 rounding)
+    assert f.tol == pixels.EXACT_TOL and float((got - want).abs().max()) <= 1e-5
+    assert f.err == pytest.approx(float((got - want).abs().max())) and f.prob_gap <= attack.AGREE_TOL
+    # the gradient of the option loss reaches the original pixels, everywhere the processor keeps them
+    x = _x(image).requires_grad_(True)
+    logp = attack._option_log_probs(lm, "letter", inputs, f(x), conts)
+    (g,) = torch.autograd.grad(-logp[0][0], x)
+    assert torch.isfinite(g).all() and float((g != 0).float().mean()) > (0.7 if arch == "tiny_llava" else 0.95)
+
+
+def test_a_path_that_resamples_differently_is_refused(monkeypatch):
+    from vlmrobust import pixels
+
+    lm = _twin("tiny_llava")
+    monkeypatch.setattr(pixels, "_resample_code", lambda st: 2)  # bilinear for the processor's bicubic
+    with pytest.raises(pixels.PathMismatch, match="off by"):
+        attack.pixel_path(lm, _image((40, 56)))
+
+
+def test_a_torchvision_backend_that_resamples_is_allowed_one_uint8_level(monkeypatch):
+    from vlmrobust import pixels
+
+    lm = _twin("tiny_llava")
+    ip = lm.processor.image_processor
+    monkeypatch.setattr(type(ip), "backend", property(lambda self: "torchvision"))
+    level = ip.rescale_factor / min(ip.image_std)  # 0.0146 for CLIP's std
+    assert pixels.build(lm.processor, (40, 56)).tol == pytest.approx(level + pixels.EXACT_TOL)
+    assert pixels.build(lm.processor, (32, 32)).tol == pixels.EXACT_TOL  # nothing resampled: exact still
+    f, image = pixels.build(lm.processor, (40, 56)), _image((40, 56))
+    inputs, _ = _prompt_inputs(lm, image)
+    shifted = dict(inputs, pixel_values=inputs["pixel_values"] + 0.9 * level * (torch.rand(
+        inputs["pixel_values"].shape, generator=torch.Generator().manual_seed(0)) < 0.005))
+    f.check(f(_x(image)), shifted)  # a few values one level off: a rounding tie, accepted
+    with pytest.raises(pixels.PathMismatch, match="off by"):
+        f.check(f(_x(image)), dict(inputs, pixel_values=inputs["pixel_values"] + 0.9 * level))  # all of them
+
+
+def test_an_unknown_image_processor_is_refused_by_name():
+    from transformers.image_processing_backends import PilBackend
+
+    class OddImageProcessor(PilBackend):
+        def _preprocess(self, images, **kw):  # pragma: no cover - never called
+            raise AssertionError
+
+    lm = _twin("tiny_llava")
+    proc = type("P", (), {"image_processor": OddImageProcessor()})()
+    with pytest.raises(NotImplementedError, match="OddImageProcessor"):
+        attack.pixel_path(models.LoadedModel(lm.model, proc, lm.tokenizer, "letters", "odd", None), _image((8, 8)))
+
+
+TWIN_ITEMS = pd.DataFrame({
+    "item_id": ["c0", "s0", "c1"], "task": ["colour", "shape", "colour"], "category": ["attr"] * 3,
+    "question": ["What colour is the object?", "Which shape is this?", "What colour is the object?"],
+    "options": [["red", "green", "blue"], ["red square", "green circle", "blue star"], ["blue", "red", "yellow"]],
+    "answer_idx": [0, 1, 2], "abstain_idx": [-1, -1, -1],
+})
+
+
+@pytest.mark.parametrize("method", ["letter", "loglik"])
+@pytest.mark.parametrize(("arch", "variant"), [(a, v) for a, v, _, _ in CASES], ids=IDS)
+def test_pgd_on_every_twin_beats_a_random_sign_perturbation_of_the_same_budget(arch, variant, method):
+    lm = _twin(arch, variant)
+    imgs = [_image((40, 56), 1), _image((40, 56), 2), _image((48, 40), 3)]  # two sizes: two batches
+    clean = score.predict(lm, TWIN_ITEMS, imgs, methods=[method])
+    base = clean.pred_idx.tolist()
+    out = attack.pgd(lm, TWIN_ITEMS, imgs, base, mode="pixel", method=method, eps=attack.EPS, steps=3,
+                     progress=False)
+    rng = np.random.default_rng(0)
+    rand = [np.clip(im + np.sign(rng.standard_normal(im.shape)) * 8, 0, 255).astype(np.uint8) for im in imgs]
+    for adv, d, im in zip(out["adv"], out["delta"], imgs, strict=True):
+        assert adv.dtype == np.uint8 and adv.shape == im.shape
+        assert np.abs(d).max() <= attack.EPS + 1e-12 and np.abs(d).max() > 0
+    assert (out["path_err"] <= 1e-5).all()  # each batch checked: the Pillow-backend twins are exact
+
+    def p_base(images):
+        pred = score.predict(lm, TWIN_ITEMS, images, methods=[method])
+        return np.array([p[k] for p, k in zip(pred.probs, base, strict=True)])
+
+    p0, p_adv, p_rand = p_base(imgs), p_base(out["adv"]), p_base(rand)
+    assert (p_adv < p0).all() and p_adv.mean() < p_rand.mean()
+    assert (p0 - p_adv).mean() > 2 * abs(p0 - p_rand).mean()  # the gradient's direction, not just any noise
 
 
 def test_low_band_noise_has_no_dc_like_the_full_band():

@@ -17,15 +17,26 @@
   ``delta_0 = 0``; the final ``x + delta`` is quantised to ``uint8`` and rescored
   through :func:`vlmrobust.score.predict`, the normal scoring path.
 
-**Where the gradient enters.** Gradients are taken with respect to the ``uint8``
-image's pixels (scaled to ``[0, 1]``) *before* the processor: the processor's
-rescale and normalisation are rebuilt in torch (:func:`pixel_path`) and checked
-against the processor's own output on the clean image, so for the organisms (a
-CLIP image processor at the image's own size) the gradient is exact. A real model
-whose processor resizes is attacked on the image resized once to the
-processor's input size (outside the gradient); processors that tile or flatten
-patches (Qwen2-VL, Idefics3 splitting, LLaVA-OneVision AnyRes) are refused with
-:class:`NotImplementedError`: there the gradient would enter at ``pixel_values``.
+**Where the gradient enters.** Gradients are taken with respect to the ``uint8`` image's own pixels
+(scaled to ``[0, 1]``, shape ``(B, H, W, 3)``) *before* the processor, so the budget, the band projection
+and the clip all act in the original image's pixel space, as in the paper. The processor is rebuilt in
+torch (:mod:`vlmrobust.pixels`, through :func:`pixel_path`) and the image goes through it inside the
+gradient: resized to the processor's input size (as many times as the processor resizes it: once for most,
+two or three times for Idefics3/SmolVLM), with Pillow's antialiased filters written as matrices (bilinear,
+bicubic, Lanczos) and the ``uint8`` rounding after each pass passed straight through; then cropped,
+padded, rescaled, normalised and laid out as the processor lays them out: ``(B, 3, h, w)`` for
+CLIP/SigLIP-style processors (the organisms, LLaVA at another size, Gemma 3), Qwen2-VL's flattened
+merge-window patches (``image_grid_thw``), Idefics3/SmolVLM's tiles plus global image
+(``pixel_attention_mask``), LLaVA-OneVision's base image plus AnyRes tiles (``image_sizes``). Each batch's
+path is checked on its clean images against the processor's own inputs for those prompts and images:
+``max |diff| <= 1e-5`` in normalised units (the twins of every architecture above reproduce the Pillow
+backend to ``2.4e-7``, resampling included); a torchvision backend that resamples may put rounding ties
+one ``uint8`` level apart, accepted on at most 1% of the values; where the path resamples, the clean option
+distributions through the two paths must also agree within :data:`AGREE_TOL`. A processor that is not
+rebuilt (Gemma 3 pan-and-scan, nearest-neighbour resampling, any other class), or a check that fails,
+raises :class:`NotImplementedError` instead of attacking something the model does not see. Items are
+batched by scoring kind and image size (a resizing processor gives each size its own layout and token
+count).
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ ALPHA = 2 / 255
 STEPS = 20
 MODES = ("pixel", "low", "high")
 _BAND = {"low": (0.0, 0.25), "high": (0.5, np.inf)}
+AGREE_TOL = 1e-3  # max |p_rebuilt - p_processor| of the clean option distribution where the path resamples
 
 
 def _mask(h: int, w: int, mode: str) -> Any:
@@ -71,35 +83,61 @@ def project_band(delta: Any, mode: str) -> Any:
 
 
 def pixel_path(lm: Any, image: np.ndarray) -> Any:
-    """A torch function ``x in [0, 1], (B, H, W, 3) -> pixel_values`` equal to the processor's on ``image``.
+    """The processor's pixel path rebuilt in torch for images of ``image``'s size, checked on ``image``.
 
-    Raises :class:`NotImplementedError` for processors whose pixel values are not a
-    ``(B, 3, H, W)`` rescale-and-normalise of the image (see the module docstring).
+    Returns a :class:`vlmrobust.pixels.PixelPath`: a function ``x in [0, 1], (B, H, W, 3) -> pixel_values``
+    laid out as the processor lays them out (with ``err``, the measured ``max |diff|``). The check runs the
+    processor as scoring does (:func:`vlmrobust.forward.model_inputs`, a two-option prompt): the pixel values
+    must agree within the path's tolerance (:mod:`vlmrobust.pixels`: ``1e-5``; one ``uint8`` level of the
+    resized image at a few values for a torchvision backend that resamples) and, where the path resamples, the letter distribution
+    through the rebuilt path must agree with the processor path's within :data:`AGREE_TOL`. Raises
+    :class:`NotImplementedError` (:class:`vlmrobust.pixels.PathMismatch` when a check fails) otherwise.
     """
+    from . import pixels
+    from .forward import model_inputs
+    from .models import build_prompt, letter_token_ids
+
+    pixels.build(lm.processor, image.shape[:2])  # refuses a processor that is not rebuilt, before any forward
+    prompt = build_prompt(lm.processor, "Which option?", ["yes", "no"])
+    inputs = model_inputs(lm, [prompt], [image])
+    return _checked(lm, [image], inputs, "letter", [letter_token_ids(lm.tokenizer, prompt, 2)])
+
+
+def _checked(lm: Any, images: Sequence[np.ndarray], inputs: dict, kind: str, conts: list, rows: Any = None):
+    """The pixel path for ``images`` (one size) checked against ``inputs`` (the processor's, for those
+    images, or for ``images[rows]``): pixel values, then the option distribution of ``kind``."""
     import torch
 
-    ip = getattr(lm.processor, "image_processor", None)
-    out = lm.processor.image_processor(images=[image], return_tensors="pt") if ip is not None else None
-    pv = None if out is None else out.get("pixel_values")
-    if pv is None or pv.ndim != 4 or tuple(pv.shape[-2:]) != tuple(image.shape[:2]):
-        raise NotImplementedError(
-            f"{type(lm.processor).__name__}: PGD needs pixel values that are the image itself rescaled and "
-            "normalised (B, 3, H, W) at the image's size; this processor resizes, tiles or flattens patches, "
-            "so the gradient would enter at its pixel_values")
-    scale = float(getattr(ip, "rescale_factor", 1 / 255)) * 255 if getattr(ip, "do_rescale", True) else 255.0
-    mean = torch.as_tensor(ip.image_mean if getattr(ip, "do_normalize", False) else (0.0, 0.0, 0.0))
-    std = torch.as_tensor(ip.image_std if getattr(ip, "do_normalize", False) else (1.0, 1.0, 1.0))
+    from . import pixels
 
-    def f(x):
-        y = (x * scale - mean.to(x.dtype)) / std.to(x.dtype)
-        return y.permute(0, 3, 1, 2)
+    path = pixels.build(lm.processor, images[0].shape[:2])
+    x0 = _stack(lm, images)
+    with torch.no_grad():
+        pv = path(x0 if rows is None else x0[rows])
+        path.check(pv, inputs)
+        if not path.exact:
+            a = _option_log_probs(lm, kind, inputs, pv, conts)
+            b = _option_log_probs(lm, kind, inputs, inputs["pixel_values"], conts)
+            gap = max(float((p.exp() - q.exp()).abs().max()) for p, q in zip(a, b, strict=True))
+            path.prob_gap = gap
+            if gap > AGREE_TOL:
+                raise pixels.PathMismatch(
+                    f"{path.processor}: the option distribution through the rebuilt pixel path differs from the "
+                    f"processor path's by {gap:.2e} (tolerance {AGREE_TOL}); PGD would not attack what the model sees")
+    return path
 
-    got = f(torch.as_tensor(np.array(image), dtype=torch.float32)[None] / 255)
-    err = float((got - pv.float()).abs().max())
-    if err > 1e-5:
-        raise NotImplementedError(f"{type(ip).__name__}: the rebuilt processor path is off by {err:.2e}; "
-                                  "PGD would not attack what the model sees")
-    return f
+
+def _stack(lm: Any, images: Sequence[np.ndarray]) -> Any:
+    import torch
+
+    return torch.stack([torch.as_tensor(np.array(im), dtype=torch.float32) / 255 for im in images]).to(lm.device)
+
+
+_TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids", "mm_token_type_ids")
+
+
+def _model_kwargs(inputs: dict) -> dict:
+    return {k: v for k, v in inputs.items() if k not in ("pixel_values", "starts")}
 
 
 def _option_log_probs(lm: Any, method: str, inputs: dict, pv: Any, conts: list) -> list:
@@ -111,55 +149,81 @@ def _option_log_probs(lm: Any, method: str, inputs: dict, pv: Any, conts: list) 
     """
     import torch
 
-    kw = {k: v for k, v in inputs.items() if k not in ("pixel_values", "rows", "starts")}
+    kw = _model_kwargs(inputs)
+    pv = pv.to(device=lm.device, dtype=lm.model.dtype)
     if method == "letter":
-        logits = lm.model(**kw, pixel_values=pv.to(lm.model.dtype), logits_to_keep=1).logits[:, -1].float()
+        logits = lm.model(**kw, pixel_values=pv, logits_to_keep=1).logits[:, -1].float()
         return [torch.log_softmax(logits[j, ids], dim=-1) for j, ids in enumerate(conts)]
-    rows, starts = inputs["rows"], inputs["starts"]
-    logits = lm.model(**kw, pixel_values=pv[torch.as_tensor(rows)].to(lm.model.dtype)).logits.float()
-    lp = torch.log_softmax(logits, dim=-1)
+    starts = inputs["starts"]
+    lp = torch.log_softmax(lm.model(**kw, pixel_values=pv).logits.float(), dim=-1)
     out, r = [], 0
     for opt in conts:
         sums = []
         for t in opt:
-            pos = starts[r] - 1 + torch.arange(len(t))
-            sums.append(lp[r, pos, torch.as_tensor(t)].sum())
+            pos = starts[r] - 1 + torch.arange(len(t), device=lp.device)
+            sums.append(lp[r, pos, torch.as_tensor(t, device=lp.device)].sum())
             r += 1
         out.append(torch.log_softmax(torch.stack(sums), dim=-1))
     return out
 
 
-def _loglik_inputs(lm: Any, prompts: list[str], images: list, options: list) -> tuple[dict, list]:
-    """Right-padded sequences prompt + option for every option of every item (one image per item)."""
+def _loglik_inputs(lm: Any, prompts: list[str], images: list, options: list) -> tuple[dict, list, list, list]:
+    """Right-padded sequences prompt + option for every option of every item (one image per item): the model
+    inputs (each row with its item's image inputs), the option tokens, each row's item and prompt length."""
     import torch
 
     from .forward import model_inputs
     from .score.methods import _option_tokens
 
-    seqs, rows, starts, conts = [], [], [], []
+    toks: dict[str, list] = {}
+    extra: dict[str, list] = {}
+    rows, starts, conts = [], [], []
     for j, (prompt, image, opts) in enumerate(zip(prompts, images, options, strict=True)):
         c = _option_tokens(lm, "pgd", prompt, opts)
-        head = model_inputs(lm, [prompt], [image])["input_ids"][0].tolist()
+        head = model_inputs(lm, [prompt], [image])
         for t in c:
-            seqs.append(head + list(t))
+            for k, v in head.items():
+                if k in _TOKEN_KEYS:
+                    tail = list(t) if k == "input_ids" else [1 if k == "attention_mask" else 0] * len(t)
+                    toks.setdefault(k, []).append(v[0].tolist() + tail)
+                else:
+                    extra.setdefault(k, []).append(v)
             rows.append(j)
-            starts.append(len(head))
+            starts.append(head["input_ids"].shape[1])
         conts.append(c)
-    width = max(len(q) for q in seqs)
-    pad = lm.tokenizer.pad_token_id or 0
-    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for r, q in enumerate(seqs):
-        ids[r, : len(q)] = torch.as_tensor(q)
-        mask[r, : len(q)] = 1
-    return {"input_ids": ids, "attention_mask": mask, "rows": rows, "starts": starts}, conts
+    width = max(len(q) for q in toks["input_ids"])
+    out = {}
+    for k, seqs in toks.items():
+        fill = (lm.tokenizer.pad_token_id or 0) if k == "input_ids" else 0
+        t = torch.full((len(seqs), width), fill, dtype=torch.long)
+        for r, q in enumerate(seqs):
+            t[r, : len(q)] = torch.as_tensor(q)
+        out[k] = t.to(lm.device)
+    for k, parts in extra.items():
+        out[k] = torch.cat(parts) if isinstance(parts[0], torch.Tensor) else sum((list(p) for p in parts), [])
+    return out, conts, rows, starts
+
+
+def _batches(recs: list, images: Sequence[np.ndarray], firsts: list, batch_size: int) -> list[list[int]]:
+    """Batches of items with the same scoring kind (one-token options or not) and the same image size: a
+    resizing processor gives images of different sizes different layouts and token counts."""
+    groups: dict[tuple, list[int]] = {}
+    for i in range(len(recs)):
+        groups.setdefault((firsts[i] is None, tuple(np.shape(images[i]))), []).append(i)
+    return [g[i:i + batch_size] for _, g in sorted(groups.items(), key=lambda kv: kv[1][0])
+            for i in range(0, len(g), batch_size)]
 
 
 def pgd(lm: Any, items: pd.DataFrame, images: Sequence[np.ndarray], base_pred: Sequence[int], *, mode: str,
         method: str, template: str = "vlmrobust", eps: float = EPS, alpha: float = ALPHA, steps: int = STEPS,
         batch_size: int = 8, progress: bool | None = None) -> dict:
     """Run PGD (see the module docstring) on each item; return ``{"adv": uint8 images, "delta": float arrays
-    (quantised, in [0, 1] units), "in_band": in-band energy share of each delta}``."""
+    (quantised, in [0, 1] units), "in_band": in-band energy share of each delta, "path_err": max |rebuilt -
+    processor| pixel values of each item's batch}``.
+
+    Items are batched by scoring kind and image size; each batch's pixel path is checked on its clean images
+    against the processor's inputs for exactly those prompts and images (:func:`pixel_path`'s checks, with
+    the attack's own method), so a mismatch raises instead of attacking something the model does not see."""
     import torch
 
     from .corrupt.frequency import band_energy_share
@@ -175,6 +239,7 @@ def pgd(lm: Any, items: pd.DataFrame, images: Sequence[np.ndarray], base_pred: S
         raise ValueError(f"need eps > 0, alpha > 0 and steps >= 1, got {eps}, {alpha}, {steps}")
     recs = items.to_dict("records")
     adv, deltas, shares = [None] * len(recs), [None] * len(recs), [np.nan] * len(recs)
+    errs = [np.nan] * len(recs)
     prompts_all = [build_prompt(lm.processor, r["question"], list(r["options"]), template) for r in recs]
     # items whose options are all one token need only the prompt forward: s(o) = log P(o_1 | prompt), and the
     # softmax over the K options of those log-probabilities is the softmax over the K next-token logits
@@ -186,36 +251,37 @@ def pgd(lm: Any, items: pd.DataFrame, images: Sequence[np.ndarray], base_pred: S
         toks = [_option_tokens(lm, str(r["item_id"]), p, list(r["options"])) for p, r in zip(prompts_all, recs,
                                                                                              strict=True)]
         firsts = [[t[0] for t in c] if all(len(t) == 1 for t in c) else None for c in toks]
-    groups = [[i for i in range(len(recs)) if firsts[i] is not None], [i for i in range(len(recs)) if firsts[i] is None]]
-    batches = [g[i:i + batch_size] for g in groups for i in range(0, len(g), batch_size)]
-    for idx in bar(batches, desc=f"PGD {mode}", progress=progress, leave=False):
+    for idx in bar(_batches(recs, images, firsts, batch_size), desc=f"PGD {mode}", progress=progress, leave=False):
         prompts = [prompts_all[i] for i in idx]
-        opts = [list(recs[i]["options"]) for i in idx]
-        f = pixel_path(lm, images[idx[0]])
-        x0 = torch.stack([torch.as_tensor(np.array(images[i]), dtype=torch.float32) / 255 for i in idx])
+        imgs = [images[i] for i in idx]
         kind = "letter" if firsts[idx[0]] is not None else "loglik"
+        rows = None
         if kind == "letter":
-            inputs = model_inputs(lm, prompts, [images[i] for i in idx])
-            conts = [firsts[i] for i in idx]
+            inputs, conts = model_inputs(lm, prompts, imgs), [firsts[i] for i in idx]
         else:
-            inputs, conts = _loglik_inputs(lm, prompts, [images[i] for i in idx], opts)
-        target = torch.as_tensor([int(base_pred[i]) for i in idx])
+            inputs, conts, rows, starts = _loglik_inputs(lm, prompts, imgs, [list(recs[i]["options"]) for i in idx])
+            inputs["starts"] = starts
+        f = _checked(lm, imgs, inputs, kind, conts, rows)
+        x0 = _stack(lm, imgs)
+        target = [int(base_pred[i]) for i in idx]
         delta = torch.zeros_like(x0)
         for _ in range(steps):
             delta.requires_grad_(True)
-            logp = _option_log_probs(lm, kind, inputs, f(x0 + delta), conts)
-            loss = -sum(lp[t] for lp, t in zip(logp, target.tolist(), strict=True))
+            x = x0 + delta
+            logp = _option_log_probs(lm, kind, inputs, f(x if rows is None else x[rows]), conts)
+            loss = -sum(lp[t] for lp, t in zip(logp, target, strict=True))
             (grad,) = torch.autograd.grad(loss, delta)
             with torch.no_grad():
                 delta = project_band(delta + alpha * grad.sign(), mode)
                 delta = delta.clamp(-eps, eps)
                 delta = (x0 + delta).clamp(0, 1) - x0
-        x_adv = torch.round((x0 + delta.detach()) * 255).clamp(0, 255).to(torch.uint8).numpy()
+        x_adv = torch.round((x0 + delta.detach()) * 255).clamp(0, 255).to(torch.uint8).cpu().numpy()
         for j, i in enumerate(idx):
             adv[i] = x_adv[j]
             deltas[i] = (x_adv[j].astype(np.float64) - images[i].astype(np.float64)) / 255
             shares[i] = band_energy_share(deltas[i], _BAND[mode]) if mode != "pixel" else 1.0
-    return {"adv": adv, "delta": deltas, "in_band": np.asarray(shares)}
+            errs[i] = f.err
+    return {"adv": adv, "delta": deltas, "in_band": np.asarray(shares), "path_err": np.asarray(errs)}
 
 
 def pgd_table(clean_pred: pd.DataFrame, adv_preds: dict[str, pd.DataFrame], by: Sequence[str] = ("model",)
