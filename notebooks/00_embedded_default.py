@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import data, figures, params, paths, repro, schema, sweep, synth
+from vlmrobust import data, figures, params, paths, repro, schema, sweep, synth, teaching
 from vlmrobust.models import zoo
 from vlmrobust.synth import camera
 
@@ -45,6 +45,7 @@ abstain: str = "none"  # abstain option appended to every item: none, unclear or
 models: list = []  # zoo organisms to show (names or role:<role>); empty: every organism in the zoo
 n_heldout: int = 20  # held-out items per family scored by every organism
 heldout_seed: int = 424242  # seed of the held-out items (no training run uses it)
+torch_threads: int = 0  # torch threads while scoring the held-out items (0 keeps torch's default; 1 on shared machines)
 
 # %%
 seed = params.check("seed", seed, int, lo=0)
@@ -61,6 +62,7 @@ if outside:
     raise params.ParameterError(f"parameter 'models' must name zoo organisms {zoo.names()} here, got {outside}")
 n_heldout = params.check("n_heldout", n_heldout, int, lo=1, hi=10_000)
 heldout_seed = params.check("heldout_seed", heldout_seed, int, lo=0)
+torch_threads = params.check("torch_threads", torch_threads, int, lo=0, hi=1024)
 DISTANCE = (distance_near, distance_far)
 repro.seed_everything(seed)
 OUT = paths.results_dir(NB_ID)
@@ -294,7 +296,7 @@ plt.show()
 
 # %%
 held = synth.generate(n_heldout, heldout_seed, size=64)
-preds = sweep.predictions(ORGANISMS, held, {}, seed=seed, batch_size=32).table  # clean only
+preds = sweep.predictions(ORGANISMS, held, {}, seed=seed, batch_size=32, torch_threads=torch_threads or None).table  # clean only
 acc = preds.pivot_table(index="model", columns="task", values="correct", aggfunc="mean")[fams]
 acc["all"] = preds.groupby("model")["correct"].mean()
 display(acc.round(3))
@@ -356,3 +358,57 @@ preds.drop(columns=["logits"]).to_parquet(OUT / "heldout_predictions.parquet", i
 acc.to_csv(OUT / "heldout_accuracy.csv", float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: Objects far away
+#
+# **Change:** set `distance_far: float = 120.0` (objects up to 120 m away instead of 40 m).
+#
+# **Predict first:** will the perspective check still put the far objects on the diagonal? How many pixels
+# tall will a 1 m object at 100 m be in a 64-px image ($f H / d$ with $f = 1.2 \times 64$)?
+#
+# **Look at:** the perspective figure (right panel) and the gallery. The check asks for exact geometry
+# (median error at most 1 px beyond 40 m) *and* objects of at most 2 px: exact depth does not mean visible
+# evidence.
+
+# %%
+teaching.exercise_00_1(persp, distance_far)
+
+# %% [markdown]
+# ### Exercise 2: Break the balance on purpose
+#
+# **Change:** set `n_per_family: int = 3`.
+#
+# **Predict first:** "a model cannot score by position" rests on the correct option sitting equally often at
+# every letter. With three questions per family, how well does always answering the family's most frequent
+# letter do, against chance 0.25?
+#
+# **Look at:** the balance table and its left panel. The check computes, from the balance table, what the best
+# single letter per family scores on the four-option families.
+
+# %%
+teaching.exercise_00_2(balance)
+
+# %% [markdown]
+# ### Exercise 3: The size ladder
+#
+# **Change:** set `models: list = ["role:ladder"]` and `n_heldout: int = 30` (only the three rungs are scored,
+# so more items cost little).
+#
+# **Predict first:** the rungs share one frozen vision tower and one recipe; only the language model's size
+# differs (117,600 to 604,032 parameters). Will the largest beat the smallest on clean held-out questions, and
+# on which families?
+#
+# **Look at:** the accuracy heatmap. The check pairs the largest and the smallest rung on the same items and
+# asks for a difference whose 95 % interval lies above 0.
+
+# %%
+teaching.exercise_00_3(preds)

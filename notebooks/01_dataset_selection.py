@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
+from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth, teaching
 from vlmrobust.analysis import selection
 from vlmrobust.analysis.selection import figures as selection_figures
 from vlmrobust.analysis.selection.selection import category_shift, selection_table
@@ -442,3 +442,55 @@ for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_share
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: One selector decides eligibility
+#
+# **Change:** set `selectors: list = ["sel-dropout", "sel-see"]` (leave out `sel-text`).
+#
+# **Predict first:** Eq. 3 asks *every* selector to respond. `sel-text` never changes its answer on some
+# yes/no families. Without it, do those families come back into A⁺, and does A⁺ grow or shrink?
+#
+# **Look at:** the silent-family diagnostic, the selector shares and the coverage table under Fig. 3(b). The
+# check passes when no selector is silent on a whole family and every family keeps eligible questions.
+
+# %%
+teaching.exercise_01_1(silent, cov, SELECTORS)
+
+# %% [markdown]
+# ### Exercise 2: Break the selection on purpose
+#
+# **Change:** set `perturbations: list = ["brightness"]` (one mild corruption for the selectors).
+#
+# **Predict first:** the paper's selection finds questions whose answers respond to corruption. If the only
+# corruption brightens the image, how many questions keep a non-zero Gini for every selector? What happens to
+# the split and to Table I?
+#
+# **Look at:** the κ histogram and the A⁺ line. The check passes when A⁺ holds under 15 % of the pool: with a
+# corruption the selectors ignore there is nothing to select.
+
+# %%
+teaching.exercise_01_2(eligible, kappa, PERTS)
+
+# %% [markdown]
+# ### Exercise 3: Fig. 9(a) for the models that chose the split
+#
+# **Change:** set `models: list = ["sel-dropout", "sel-see", "sel-text"]` (evaluate the selectors themselves).
+#
+# **Predict first:** supplement II-B says the split is more responsive than the pool for the evaluated models
+# too. For the default evaluated organisms the difference is small. For the selectors, whose answers made the
+# split, will it clear 0?
+#
+# **Look at:** Fig. 3(a)'s right panel and the printed difference. The check recomputes the split-minus-pool
+# Gini of your evaluated models with a 1,000-resample bootstrap and asks for an interval above 0.
+
+# %%
+teaching.exercise_01_3(eval_gini, sel.selected, MODELS, SELECTORS)

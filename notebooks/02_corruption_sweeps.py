@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, params, paths, repro, synth
+from vlmrobust import corrupt, figures, params, paths, repro, synth, teaching
 from vlmrobust.corrupt import physical
 
 NB_ID = "02_corruption_sweeps"
@@ -302,3 +302,55 @@ per_image.to_parquet(OUT / "fog_equivalent_visibility.parquet", index=False)
 table7.to_csv(OUT / "table7_imagenet_c_fog_in_metres.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: The 5 % convention
+#
+# **Change:** set `convention: str = "5%"` (Koschmieder's $K = 2.996$ instead of $3.912$).
+#
+# **Predict first:** $\beta = K/V$ for fog and $\beta_c = (K/V)\,a_w(c)/\min_c a_w(c)$ for water. Does the
+# contrast threshold change which arm is harsher at equal visibility? Do the ImageNet-C equivalents in Table VII
+# move up or down?
+#
+# **Look at:** the water-against-fog table and Table VII. The check passes when water still transmits less
+# luminance than fog at every visibility.
+
+# %%
+teaching.exercise_02_1(water_fog, convention)
+
+# %% [markdown]
+# ### Exercise 2: Break "an ImageNet-C severity is tens of metres" on purpose
+#
+# **Change:** in the Table VII cell, replace the first line by `fog_families = ["chart"]` (chart scenes: a flat
+# board 2 m from the camera).
+#
+# **Predict first:** ImageNet-C fog applies the same gain to every image whatever its depth; physical fog's
+# contrast loss depends on the distance. Seed 003 maps severity 1 to 55-110 m on COCO. What visibility is it
+# worth on a scene whose every pixel is 2 m away?
+#
+# **Look at:** Table VII and its box plot. The check passes when severity 1's median $V_{\mathrm{eq}}$ falls
+# under 10 m: the equivalence is a property of the scenes' depth, not of the corruption.
+
+# %%
+teaching.exercise_02_2(table7, fog_items)
+
+# %% [markdown]
+# ### Exercise 3: Few scenes, one camera
+#
+# **Change:** set `n_fog_scenes: int = 10`.
+#
+# **Predict first:** on COCO the P90/P10 spread of $V_{\mathrm{eq}}$ is 6-8. Will ten synthetic scenes give a
+# wide spread, or does the shared camera over an endless ground plane keep it near 1?
+#
+# **Look at:** the P90/P10 column of Table VII. The check passes when it stays under 1.5 at every severity.
+
+# %%
+teaching.exercise_02_3(table7)

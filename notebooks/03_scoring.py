@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
+import vlmrobust.teaching as teaching
 from vlmrobust import corrupt, data, figures, params, paths, repro, schema, score, sweep, synth
 from vlmrobust import models as vlm_models
 
@@ -298,3 +299,71 @@ agreement.to_csv(OUT / "agreement.csv", index=False, float_format="%.6g")
 agree_pred.to_parquet(OUT / "agreement_predictions.parquet", index=False)
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: Break the black-box estimate on purpose
+#
+# **Change:** set `temperature: float = 0.2`.
+#
+# **Predict first:** Bench-C's sampling estimate (suppl. III-B) treats the frequencies of sampled answers as the
+# model's option distribution. At a low temperature, will the sampled answers keep the same argmax as the
+# letter logits? Will the sampled confidence match $\max_k p_k$?
+#
+# **Look at:** the method comparison tables. The check passes when, for the letter organisms, the sampled
+# confidence exceeds the letter-logit confidence by at least 0.15 while the argmax still agrees on at least 70 %
+# of the items: the estimate keeps the answer and loses the distribution.
+
+# %%
+teaching.exercise_03_1(acc, agreement, temperature)
+
+# %% [markdown]
+# ### Exercise 2: The sampling floor
+#
+# **Change:** set `n_samples: int = 40`.
+#
+# **Predict first:** with $n$ samples, the empirical distribution is off by about $\sqrt{K/n}$ even when the
+# model samples exactly from its letter distribution. How far will the total-variation distance between the
+# letter and the sampled distributions fall from its value at 10 or 20 samples?
+#
+# **Look at:** the `tv` column of the agreement table. The check draws $n$ samples from each item's own
+# letter distribution (seeded) to compute the floor, and passes when the measured distance lies within 0.5 to 1.6
+# times it.
+
+# %%
+teaching.exercise_03_2(agreement, agree_pred, n_samples)
+
+# %% [markdown]
+# ### Exercise 3: The wrong scoring format
+#
+# **Change:** set `method: str = "loglik"` (every organism scored by option log-likelihood).
+#
+# **Predict first:** the letter organisms were trained to answer with the option's letter, never with its
+# words. Scored by the likelihood of the option's words, will they keep their clean accuracy?
+#
+# **Look at:** level 0 of the accuracy curves. The check passes when every letter organism's clean accuracy
+# falls to within 0.1 of chance: the score measures the format as much as the model.
+
+# %%
+teaching.exercise_03_3(pred, method)
+
+# %% [markdown]
+# ### Exercise 4: Colour under blur and under contrast loss
+#
+# **Change:** set `perturbations: list = ["defocus_blur", "contrast"]`.
+#
+# **Predict first:** blur removes detail but keeps each object's colour; contrast loss pulls every colour
+# towards grey. Which of the two leaves the colour family's accuracy intact at its last severity?
+#
+# **Look at:** the per-family figure and table. The check compares colour accuracy at the last blur level with
+# that at the last contrast level (all models pooled) and passes when blur keeps at least 0.3 more.
+
+# %%
+teaching.exercise_03_4(pred)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep, synth
+from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep, synth, teaching
 from vlmrobust.analysis import ras
 from vlmrobust.analysis.ras import figures as ras_figures
 from vlmrobust.analysis.ras.simulate import simulate_predictions
@@ -314,3 +314,55 @@ for name, df in {"table2_models": t2, "table3_states": t3, "table3_states_by_mod
                  "trajectory_summary": tsum, "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 print(sorted(p.name for p in OUT.iterdir()))
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: The observations without a VLM
+#
+# **Change:** set `predictions_from: str = "simulate"` (a short generative story in
+# `vlmrobust.analysis.ras.simulate`: per-item difficulty, per-model ability, noise that grows with severity; no
+# image, no model).
+#
+# **Predict first:** which of the paper's four observations will a story with no vision in it reproduce? What
+# would that say about reading them as evidence on VLMs?
+#
+# **Look at:** the observations table. The check passes when at least two of the four hold on the simulated
+# predictions: those patterns follow from the metric and from calibrated noise.
+
+# %%
+teaching.exercise_04_1(obs, MODELS)
+
+# %% [markdown]
+# ### Exercise 2: Break Observation 1 on purpose
+#
+# **Change:** set `models: list = ["tiny-letters"]`.
+#
+# **Predict first:** Observation 1 says answer stability hides structural instability, and that response metrics
+# and RAS rank models differently (Table VI). What is left of the claim with a single model?
+#
+# **Look at:** Table VI and the first row of the observations. The check passes when every rank shift is 0 and
+# Observation 1 does not hold: a ranking claim needs models that differ.
+
+# %%
+teaching.exercise_04_2(obs, t6)
+
+# %% [markdown]
+# ### Exercise 3: One severity, no transients
+#
+# **Change:** set `levels: list = [5]`.
+#
+# **Predict first:** a *transient* loss changes the answer at some severity and changes it back at a later one.
+# With a single corrupted severity, which of the six trajectory classes can still occur?
+#
+# **Look at:** the trajectory shares and Fig. 6. The check passes when both transient classes are empty and
+# the answer changes that remain are all persistent.
+
+# %%
+teaching.exercise_04_3(tsum, levels)

@@ -30,6 +30,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
+import vlmrobust.teaching as teaching
 from vlmrobust import attack, corrupt, data, figures, params, paths, probes, repro, sweep, synth
 from vlmrobust import models as vlm_models
 from vlmrobust.analysis.drift import dirichlet as structure
@@ -295,9 +296,7 @@ for m, cells in drift.invariance_cells(t3, REGIMES3).items():
 # %%
 t4, t7 = (protocol.across_subsets(lambda P, m=m: drift.drift_vs_control(P, drift_regime, m), SUBSETS,
                                   ["model", "perturbation"], P=Pk) for m in ("cos", "l2"))
-boot = drift.bootstrap_means(Pk[(Pk.kind == "drift") & (Pk.regime == drift_regime)], "cos", ["model", "perturbation"],
-                             repro.rng(seed, NB_ID, "bootstrap"), n_boot=n_boot)
-t4 = t4.merge(boot[["model", "perturbation", "lo", "hi"]], on=["model", "perturbation"], how="left")
+t4 = drift.with_interval(t4, Pk, drift_regime, repro.rng(seed, NB_ID, "bootstrap"), n_boot=n_boot)
 print(f"Table 4 — {drift_regime}, cosine distance")
 display(t4.assign(perturbation=t4.perturbation.map(label))[drift.TABLE4_COLUMNS].round(3))
 print(f"Table 7 — {drift_regime}, L2 distance")
@@ -508,10 +507,7 @@ scale_pairs = protocol.table_pairs(instability.flip_pairs(scale_pred), GT, set_a
 scale_Pk = protocol.table_pairs(scale_P, GT, set_apart)[0]
 sizes = protocol.model_sizes(scale_models, lambda n: vlm_models.load(n, **LOAD),
                              lambda n: vlm_models.zoo.meta(n) if n in vlm_models.zoo.names() else None)
-t5 = instability.scale_table(scale_pred, scale_pairs, sizes)
-t5_drift = drift.invariance_table(scale_Pk, list(probes.REGIMES)).query("perturbation == 'any'")
-t5 = t5.merge(t5_drift.pivot_table(index="model", columns="regime", values="cos_sim").rename(
-    columns=lambda r: f"cos {r}").reset_index(), on="model", how="left")
+t5 = drift.with_similarity(instability.scale_table(scale_pred, scale_pairs, sizes), scale_Pk, list(probes.REGIMES))
 display(t5.round(3))
 t1_scale = instability.ifr_iv(scale_pairs)
 fig = drift_figures.scale_panels(t1_scale, t5, sizes, NATURAL)
@@ -571,3 +567,57 @@ for name, df in {"table1_ifr_iv": t1, "table1_set_apart": t1_apart, "overlay_dec
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: Shifts at native resolution
+#
+# **Change:** set `shift_reading: str = "fixed"` (the paper's offsets of 4 to 16 px on the 64-px images, instead
+# of 1 to 5 px scaled from 224 px).
+#
+# **Predict first:** the organisms' vision tower cuts the image into 8 × 8-px patches. Will a 16-px cyclic shift
+# flip more answers than a 4-px one? What does a shift by whole patches leave unchanged?
+#
+# **Look at:** Table 1's Translation row and the set-apart instances. The check splits the translation instances
+# into offsets that are multiples of the patch (±8, ±16 px) and the others (±4, ±12 px) and passes when the
+# others flip at least 0.04 more often: what a model sees of a shift depends on its patch grid, not only on the
+# number of pixels.
+
+# %%
+teaching.exercise_05_1(pairs, shift_reading)
+
+# %% [markdown]
+# ### Exercise 2: Break "drift is far above numerical noise" on purpose
+#
+# **Change:** set `dtype: str = "bfloat16"` (the models run at half precision; slow on a CPU).
+#
+# **Predict first:** the noise floor is the distance between two computations of the same clean input in
+# different batch compositions. With 8 bits of mantissa instead of 24, how close will it come to the smallest
+# drift of the table?
+#
+# **Look at:** the noise-floor table and its last line. The check passes when the smallest drift is less than
+# 100 times the largest floor: at that precision the smallest drifts can no longer be told from rounding.
+
+# %%
+teaching.exercise_05_2(floor, dtype)
+
+# %% [markdown]
+# ### Exercise 3: Scale does not buy robustness
+#
+# **Change:** set `ladder: list = ["ladder-48", "ladder-64", "ladder-96"]` (the zoo's whole size ladder).
+#
+# **Predict first:** finding (iv) says accuracy rises with scale while the flip rates do not fall. Will the
+# largest rung be more accurate than the smallest? Will it flip less often under TextOverlay?
+#
+# **Look at:** Table 5 and Figs. 2/5. The check passes when the largest rung is more accurate and its
+# TextOverlay IFR is not lower than the smallest rung's by more than 0.05.
+
+# %%
+teaching.exercise_05_3(t5)

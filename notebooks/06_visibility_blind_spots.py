@@ -30,6 +30,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
+import vlmrobust.teaching as teaching
 from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep, synth
 from vlmrobust.analysis.visibility import blind_spot as vis
 from vlmrobust.analysis.visibility import figures as vfig
@@ -513,3 +514,57 @@ OBS.to_csv(OUT / "observations.csv", index=False)
                                              "t2_question": t2_question}, indent=1))
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: Break the abstain blind spot on purpose
+#
+# **Change:** add `"aware"` to `models` (e.g. `models: list = ["tiny-letters-long", "talker", "aware"]`).
+#
+# **Predict first:** seed 003 finds that models almost never pick the abstain option, however murky the image.
+# `aware` was trained to abstain exactly when its boxed object's transmittance is below 0.05. In the murkiest
+# air, who abstains?
+#
+# **Look at:** the abstain rows of Table IX and Fig. 6. The check passes when `aware` abstains on most t2
+# questions at the murkiest level in both arms while every other model stays at or below 0.1: the claim
+# describes the models, not a law of the task.
+
+# %%
+teaching.exercise_06_1(tables_9_10)
+
+# %% [markdown]
+# ### Exercise 2: The constant talker
+#
+# **Change:** add `"talker-90"` to `models`.
+#
+# **Predict first:** `talker` was trained to state its own binned accuracy; `talker-90` always says
+# "Confidence: 90". Whose verbalized confidence can follow the fog, and what will its blind-spot width be?
+#
+# **Look at:** the verbal rows of Table IX, Fig. 3 and Table V. The check passes when talker-90's stated
+# confidence spans less than 0.02 over all levels while another model's moves by at least 0.05.
+
+# %%
+teaching.exercise_06_2(tables_9_10)
+
+# %% [markdown]
+# ### Exercise 3: A ladder that starts high enough
+#
+# **Change:** set `ladder: str = "extended"` (six more levels, from 16,000 m down to 500 m, above the paper's
+# eight).
+#
+# **Predict first:** on the paper's ladder the organisms' accuracy is already below half-way to chance at 250 m,
+# so $V_{\mathrm{acc}}$ is only a bound ("≥ 250"). Where will the crossing land once the ladder starts far
+# higher?
+#
+# **Look at:** the `V_acc` column of Table V. The check passes when at least one accuracy crossing is located
+# (not a bound) above 250 m.
+
+# %%
+teaching.exercise_06_3(SPOTS, ladder)

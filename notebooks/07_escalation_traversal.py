@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth
+from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth, teaching
 from vlmrobust.analysis.escalation import ablation as escalation_ablation
 from vlmrobust.analysis.escalation import checks, fragility, paper_table, replicates, taxonomy
 from vlmrobust.analysis.escalation import figures as escalation_figures
@@ -269,14 +269,7 @@ print(f"the terms of {MODELS[0]}, group {lad.group.iloc[0]}:")
 display(lad[(lad.model == MODELS[0]) & (lad.group == lad.group.iloc[0])][
     ["perturbation", "level", "param", "A_clean", "A", "H_clean", "H", "ECE_clean", "ECE", "D_acc", "D_cal",
      "D_ent", "D_fail", "n_terms", "RCI"]].round(3))
-cond = escalation.rci(cells, rci_weights, fail="conditional")
-flipped = cond.n_flip > 0
-print(f"D_fail, conditional reading with uniform w_f: {cond.loc[flipped, 'D_fail'].eq(1).mean():.0%} of the "
-      f"{int(flipped.sum())} cells with a flip give exactly 1; joint reading: "
-      f"{rci.loc[flipped, 'D_fail'].min():.2f}–{rci.loc[flipped, 'D_fail'].max():.2f}")
-print(f"cells with an undefined term: {int((rci.n_terms < 4).sum())} of {len(rci)} "
-      f"(no confidences: {int(rci.D_cal.isna().sum())}; A_clean = 0: {int(rci.D_acc.isna().sum())}; "
-      f"H_clean = 0: {int(rci.D_ent.isna().sum())}); negative D_acc: {int((rci.D_acc < 0).sum())}")
+print(escalation.rci_notes(cells, rci, rci_weights))
 
 # %% [markdown]
 # ## T-RCI: traversal robustness along each direction (§II-D2, §II-F)
@@ -580,3 +573,55 @@ for name, df in {"rci_cells": rci, "trci_states": tres.states, "trci_directions"
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: D_fail read conditionally
+#
+# **Change:** set `fail_reading: str = "conditional"` ($\mathcal D_{fail} = \sum_f w_f P(f \mid \text{flip})$).
+#
+# **Predict first:** with uniform $w_f = 1$, what value does this reading give in a cell where a single item
+# flipped, and in one where every item flipped? What does RCI then measure?
+#
+# **Look at:** the RCI terms table. The check passes when every cell with a flip has $\mathcal D_{fail}$ exactly
+# 1: the term only records that something flipped.
+
+# %%
+teaching.exercise_07_1(rci, fail_reading)
+
+# %% [markdown]
+# ### Exercise 2: Removing D_spatial
+#
+# **Change:** set `trci_weights: list = [0.25, 0.25, 0.25, 0.0, 0.25]` ($\alpha_4 = 0$).
+#
+# **Predict first:** $\mathcal D_{spatial} = s_k$ is the same for every model. Will dropping it reorder the models
+# within a group? Will it change their T-RCI values?
+#
+# **Look at:** Table I's `T_mu` and the D_spatial table. The check ranks the models within every group by
+# `T_mu` under your weights and under uniform weights and passes when the ranks agree (an identity wherever
+# every term is available: a prediction to get right, not a finding).
+
+# %%
+teaching.exercise_07_2(states, trci_weights)
+
+# %% [markdown]
+# ### Exercise 3: Break T-RCI's reading on purpose
+#
+# **Change:** set `fill: str = "black"` (the paper's figures draw the removed band black).
+#
+# **Predict first:** T-RCI is read as the cost of removing evidence. The sky-band control removes rows that hold
+# nothing but sky. How much accuracy will a black band cost there, where it removes no evidence at all?
+#
+# **Look at:** the fill table and the sky-control figure. The check passes when the chosen fill's sky-band
+# control costs at least 0.3 of accuracy from clean: then the fill, not the evidence, drives the traversal
+# curves.
+
+# %%
+teaching.exercise_07_3(fill_table, fill)

@@ -209,3 +209,23 @@ def test_energy_table_and_correlation_with_drift():
     assert t.dE_all == pytest.approx(9.5) and t.dE_flips == pytest.approx(17.0) and t.n_flips == 5
     c = structure.energy_drift_correlation(p).iloc[0]
     assert c["corr"] == pytest.approx(1.0) and c["n"] == 20
+
+
+def test_table_5_similarity_and_table_4_interval_columns():
+    rng = np.random.default_rng(7)
+    rows = [_probe("drift", regime, pert, f"i{i}", cos=c)
+            for regime, base in (("ans_mcq", 0.01), ("ctx_open", 0.2)) for pert in ("translate", "rotate")
+            for i, c in enumerate(base + rng.uniform(0, 0.01, 30))]
+    p = pd.DataFrame(rows, columns=list(PROBE_COLUMNS))
+    t5 = pd.DataFrame({"model": ["m", "other"], "base_acc": [50.0, 60.0]})
+    out = drift.with_similarity(t5, p, ["ans_mcq", "ctx_open"])
+    inv = drift.invariance_table(p, ["ans_mcq", "ctx_open"]).query("perturbation == 'any'").set_index("regime")
+    assert list(out.columns) == ["model", "base_acc", "cos ans_mcq", "cos ctx_open"]
+    assert out["cos ans_mcq"].iloc[0] == pytest.approx(inv.loc["ans_mcq", "cos_sim"])
+    assert out["cos ctx_open"].iloc[0] < out["cos ans_mcq"].iloc[0] and out.iloc[1, 2:].isna().all()
+    t4 = pd.DataFrame({"model": "m", "perturbation": ["translate", "rotate", "any"], "d": [-1.0, -0.5, -0.8]})
+    got = drift.with_interval(t4, p, "ctx_open", repro.rng("test", "t4"), n_boot=200)
+    boot = drift.bootstrap_means(p[(p.kind == "drift") & (p.regime == "ctx_open")], "cos", ["model", "perturbation"],
+                                 repro.rng("test", "t4"), n_boot=200).set_index("perturbation")
+    assert got.loc[0, "lo"] == boot.loc["translate", "lo"] and got.loc[1, "hi"] == boot.loc["rotate", "hi"]
+    assert got.loc[0, "lo"] <= 0.2 + p[p.perturbation == "translate"].cos.mean() and np.isnan(got.loc[2, "lo"])

@@ -398,3 +398,12 @@ def test_many_models_and_items_take_the_dense_key_path():
     cells = X.cell_stats(pd.concat([clean, corr], ignore_index=True))
     assert len(cells) == n and (cells.A_clean == 1).all()
     assert cells.set_index("model").A.to_numpy() == pytest.approx((np.arange(n) % 2 == 0).astype(float))
+
+
+def test_rci_notes_report_the_conditional_reading_and_missing_terms():
+    cells = X.cell_stats(pred_four_terms(conf=False))
+    text = X.rci_notes(cells, X.rci(cells), (0.25,) * 4)
+    assert "100% of the 1 cells with a flip give exactly 1; joint reading: 0.67–0.67" in text
+    assert "cells with an undefined term: 1 of 1 (no confidences: 1; A_clean = 0: 0; H_clean = 0: 0); " \
+           "negative D_acc: 0" in text.splitlines()[1]
+    assert "conditional reading: 1.00–1.00" in X.rci_notes(cells, X.rci(cells, fail="conditional"), (0.25,) * 4)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 
 import nbformat
 import numpy as np
@@ -53,3 +54,20 @@ def test_index_lists_every_notebook_with_run_time_variant_and_thumbnails(tmp_pat
 def test_nothing_executed_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="run `make run` first"):
         report.build(tmp_path, tmp_path / "site")
+
+
+def test_lesson_runs_sit_beside_the_default_runs_and_the_index_links_the_course_page(tmp_path):
+    ex = tmp_path / "executed"
+    ex.mkdir()
+    for name in ("09_demo.ipynb", "09_demo.lesson.ipynb", "10_other.ipynb", "10_other.lesson.ipynb"):
+        _executed(ex / name, seconds=40.0 if "lesson" in name else 150.0,
+                  parameters={"n_per_family": 2} if "lesson" in name else None)
+    page = report.build(ex, tmp_path / "site").read_text()
+    rows = re.findall(r'<div class="runs" id="([^"]+)">(.*?)</div></div></div>', page)
+    assert [r[0] for r in rows] == ["09_demo", "10_other"]
+    for _, row in rows:  # one row per notebook: the default run, then the lesson run beside it
+        assert row.index("variant: <b>default</b>") < row.index("variant: <b>lesson</b>")
+        assert "run time: 40 s" in row and "run time: 2.5 min" in row
+    link = re.search(r"<a href='([^']+)'>the course page</a>", page).group(1)
+    assert link.endswith("docs/teaching.md") and (tmp_path / "site" / link).resolve() == (
+        report.REPO_ROOT / "docs" / "teaching.md").resolve()

@@ -6,8 +6,11 @@ every executed notebook in ``executed/`` (``<NB_ID>.ipynb`` for a default run,
 nbconvert, and writes ``report/index.html``: one card per notebook with its
 title, the question it answers (the first paragraph of its title cell), its
 parameter variant, its run time (papermill's ``duration``) and thumbnails of
-the figures it drew (the PNG outputs of its cells). Open ``report/index.html``
-in a browser; the site is self-contained and works from the file system.
+the figures it drew (the PNG outputs of its cells). A notebook's runs share one
+row, its default run first and its variants (``lesson``, ``paper``, ...) beside it,
+and the page links the course page ``docs/teaching.md``. Open
+``report/index.html`` in a browser; the site is self-contained and works from the
+file system.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ import argparse
 import base64
 import html
 import io
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from .paths import REPO_ROOT
 
 __all__ = ["notebook_card", "build", "main"]
 
@@ -95,7 +101,10 @@ h1{font-size:1.6rem;margin-bottom:.2rem} p.lead{color:#555;margin-top:0}
 .meta{font-size:.85rem;color:#666;margin-bottom:.5rem} .meta span{margin-right:1.2rem}
 .bad{color:#b00020;font-weight:600} .thumbs{display:flex;flex-wrap:wrap;gap:.5rem}
 .thumbs img{border:1px solid #eee;border-radius:4px;max-height:160px}
+.runs{display:flex;flex-wrap:wrap;gap:1rem;align-items:stretch} .runs .card{flex:1 1 320px;margin:.5rem 0}
 """
+#: The course page the index links, relative to the repository root.
+TEACHING_PAGE = "docs/teaching.md"
 
 
 def build(executed: str | Path, out: str | Path) -> Path:
@@ -121,24 +130,29 @@ def build(executed: str | Path, out: str | Path) -> Path:
             (out / name).write_bytes(_thumb(png))
             thumbs.append(name)
         cards.append({**card, "page": page, "thumbs": thumbs})
-    items = []
+    groups: dict[str, list[str]] = {}
     for c in cards:
         params = ", ".join(f"{k}={v!r}" for k, v in c["parameters"].items()) or "defaults"
         status = '<span class="bad">stopped with an error</span>' if c["failed"] else ""
         imgs = "".join(f'<a href="{html.escape(c["page"])}"><img src="{html.escape(t)}" alt="figure"></a>'
                        for t in c["thumbs"])
-        items.append(
+        groups.setdefault(c["id"], []).append(
             f'<div class="card"><h2><a href="{html.escape(c["page"])}">{html.escape(c["title"])}</a></h2>'
             f'<div class="meta"><span>variant: <b>{html.escape(c["variant"])}</b></span>'
             f'<span>run time: {_fmt_seconds(c["seconds"])}</span><span>{len(c["thumbs"])} figures</span>{status}</div>'
             f'<p>{_inline_markdown(c["question"])}</p><div class="meta">parameters: {html.escape(params)}</div>'
             f'<div class="thumbs">{imgs}</div></div>')
+    items = [f'<div class="runs" id="{html.escape(nb_id)}">{"".join(g)}</div>' for nb_id, g in groups.items()]
+    teaching = os.path.relpath(REPO_ROOT / TEACHING_PAGE, out.resolve())
     index = out / "index.html"
     index.write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>vlmrobust — executed notebooks</title>"
         f"<style>{_CSS}</style></head><body><h1>vlmrobust — executed notebooks</h1>"
-        f"<p class='lead'>{len(cards)} notebooks from <code>{html.escape(str(executed))}/</code>; click a title "
-        "or a figure for the whole notebook.</p>" + "".join(items) + "</body></html>")
+        f"<p class='lead'>{len(cards)} notebook runs from <code>{html.escape(str(executed))}/</code>, each "
+        "notebook's default run first and its variants beside it (<code>make run P=lesson</code> gives the course's "
+        "lesson runs); click a title or a figure for the whole notebook. Teaching with these notebooks: "
+        f"<a href='{html.escape(teaching)}'>the course page</a> (<code>{TEACHING_PAGE}</code>).</p>"
+        + "".join(items) + "</body></html>")
     return index
 
 

@@ -2,7 +2,9 @@
 
 For each notebook the test opens its ``.ipynb`` twin (as ``make lab`` shows it), checks that the project's
 kernel starts without a kernel-choice dialog, runs the first cells (title, imports, parameters, resolve),
-saves, and reads the saved notebook back: no cell may hold an error output. Every notebook is opened and
+saves, and reads the saved notebook back: no cell may hold an error output. It also finds the notebook's
+exercises in the page: the rendered "Exercises" heading and one "Exercise k:" heading per exercise (the exercise
+cells are not run). Every notebook is opened and
 started first, so their kernels work side by side; then each test waits for its own. A screenshot of each notebook
 goes to ``$VLMROBUST_BROWSER_SHOTS`` (``build/browser`` under ``make browser``). The server is started with
 a random port and token and stopped at the end; the test checks that it is gone.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -131,7 +134,8 @@ def _open_and_run(browser, url: str, token: str, root: Path, nb_id: str) -> dict
     page = context.new_page()
     page.set_default_timeout(240_000)  # a shared two-core machine can be slow to start eight kernels
     out = {"context": context, "page": page, "n_cells": n_cells,
-           "n_code": sum(c.cell_type == "code" for c in nb.cells[:n_cells])}
+           "n_code": sum(c.cell_type == "code" for c in nb.cells[:n_cells]),
+           "n_exercises": sum(c.cell_type == "markdown" and c.source.startswith("### Exercise ") for c in nb.cells)}
     try:  # a workspace of its own per notebook, reset: no tab restored from an earlier page
         page.goto(f"{url}/lab/workspaces/{nb_id}/tree/{nb_id}.ipynb?reset&token={token}",
                   wait_until="domcontentloaded")
@@ -172,6 +176,10 @@ def test_notebook_opens_on_the_project_kernel_and_its_first_cells_run(nb_id, lab
     done = f"() => [...document.querySelectorAll('{PANEL} .jp-CodeCell .jp-InputPrompt')].slice(0, " \
            f"{run['n_code']}).every(p => /\\[\\d+\\]/.test(p.textContent))"
     page.wait_for_function(done)
+    rendered = f"{PANEL} .jp-MarkdownCell .jp-RenderedMarkdown"
+    assert page.locator(f"{rendered} h2", has_text="Exercises").count() == 1, "no rendered Exercises heading"
+    headings = page.locator(f"{rendered} h3", has_text=re.compile(r"^Exercise \d+: "))
+    assert 3 <= run["n_exercises"] == headings.count(), f"{headings.count()} exercise headings in the page"
     page.keyboard.press("Control+s")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{nb_id}.png"), full_page=False)

@@ -19,8 +19,10 @@ or per pre-norm layer (``cos_layers``, ``l2_layers``).
 * :func:`layer_curves` - drift and control per pre-norm layer (the paper reads
   only the last layer);
 * :func:`noise_floor` - the floor beside the smallest mean drift of each regime;
-* :func:`bootstrap_means` - item-level bootstrap intervals of mean drift;
-* :func:`invariance_cells` - Table 3 as the notebook shows it: per model, ``cos / L2`` cells.
+* :func:`bootstrap_means` - item-level bootstrap intervals of mean drift (:func:`with_interval` adds
+  them to Table 4);
+* :func:`invariance_cells` - Table 3 as the notebook shows it: per model, ``cos / L2`` cells;
+* :func:`with_similarity` - Table 5's similarity columns: each model's Table 3 union per regime.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from ...stats.bootstrap import percentile_interval, replicate_sums, resample_cou
 from .instability import UNION_SIX, label
 
 __all__ = ["cohens_d", "cohens_d_moments", "invariance_table", "control_values", "drift_vs_control",
-           "layer_curves", "noise_floor", "bootstrap_means", "with_flips", "invariance_cells", "TABLE4_COLUMNS",
-           "TABLE7_COLUMNS"]
+           "layer_curves", "noise_floor", "bootstrap_means", "with_flips", "invariance_cells", "with_similarity",
+           "with_interval", "TABLE4_COLUMNS", "TABLE7_COLUMNS"]
 
 #: The columns the notebook shows of Table 4 (drift as % of control, Cohen's d, interval) and Table 7 (L2).
 TABLE4_COLUMNS = ["model", "perturbation", "pct_mean", "pct_sd", "d", "mu_pert", "lo", "hi", "mu_ctrl", "n_pert",
@@ -95,6 +97,14 @@ def invariance_table(probes: pd.DataFrame, regimes: Sequence[str], by: Sequence[
                 rows.append({**base, "perturbation": pert, "regime": regime, "cos_sim": 1 - float(gr["cos"].mean()),
                              "l2": float(gr["l2"].mean()), "n": int(gr["cos"].notna().sum())})
     return pd.DataFrame(rows, columns=list(by) + ["perturbation", "regime", "cos_sim", "l2", "n"])
+
+
+def with_similarity(table: pd.DataFrame, probes: pd.DataFrame, regimes: Sequence[str]) -> pd.DataFrame:
+    """``table`` (one row per ``model``, e.g. Table 5) with each model's mean cosine similarity to the clean state
+    over Table 3's union, one column ``cos <regime>`` per regime of ``regimes`` (NaN where a model has none)."""
+    inv = invariance_table(probes, regimes).query("perturbation == 'any'")
+    cos = inv.pivot_table(index="model", columns="regime", values="cos_sim").rename(columns=lambda r: f"cos {r}")
+    return table.merge(cos.reset_index(), on="model", how="left")
 
 
 def control_values(probes: pd.DataFrame, regime: str, metric: str = "cos", **where) -> np.ndarray:
@@ -189,6 +199,15 @@ def bootstrap_means(df: pd.DataFrame, value: str, by: Sequence[str], rng: np.ran
         rows.append({**base, "mean": float(per["sum"].sum() / per["count"].sum()), "lo": float(lo[0]),
                      "hi": float(hi[0]), "n": int(per["count"].sum())})
     return pd.DataFrame(rows, columns=list(by) + ["mean", "lo", "hi", "n"])
+
+
+def with_interval(table: pd.DataFrame, probes: pd.DataFrame, regime: str, rng: np.random.Generator, *,
+                  n_boot: int = 1000, metric: str = "cos") -> pd.DataFrame:
+    """``table`` (Table 4: one row per model and perturbation) with ``lo``, ``hi``: the :func:`bootstrap_means`
+    interval of the mean ``metric`` drift of ``regime`` (``"any"`` rows, which pool perturbations, get NaN)."""
+    d = probes[(probes["kind"] == "drift") & (probes["regime"] == regime)]
+    boot = bootstrap_means(d, metric, ["model", "perturbation"], rng, n_boot=n_boot)
+    return table.merge(boot[["model", "perturbation", "lo", "hi"]], on=["model", "perturbation"], how="left")
 
 
 def with_flips(probes: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:

@@ -87,7 +87,7 @@ from ...stats.grouped import group_codes, safe_div
 from .cells import CELL_COLUMNS, cell_stats
 
 __all__ = ["RCI_TERMS", "TRCI_TERMS", "EPSILON", "FAIL_READINGS", "CELL_COLUMNS", "cell_stats", "rci",
-           "trci_states", "trci", "TRCIResult", "weighted_terms", "spatial_offset", "table_i",
+           "rci_notes", "trci_states", "trci", "TRCIResult", "weighted_terms", "spatial_offset", "table_i",
            "TABLE_I_COLUMNS", "pareto_front", "TABLE_I_BOUND", "TABLE_I_FAIL_SCALE"]
 
 RCI_TERMS = ("D_acc", "D_cal", "D_ent", "D_fail")
@@ -142,6 +142,20 @@ def rci(cells: pd.DataFrame, weights: Sequence[float] = (0.25, 0.25, 0.25, 0.25)
     out["RCI"] = weighted_terms(D, weights)
     out.attrs.update(weights=tuple(weights), fail=fail)
     return out
+
+
+def rci_notes(cells: pd.DataFrame, rci_cells: pd.DataFrame, weights: Sequence[float]) -> str:
+    """Two lines on a run's RCI cells: what the conditional reading of D_fail gives where a flip occurred (1
+    with uniform w_f) against the range of ``rci_cells``' own reading, and how many cells miss a term."""
+    cond = rci(cells, weights, fail="conditional")
+    flipped = cond.n_flip > 0
+    r = rci_cells
+    return (f"D_fail, conditional reading with uniform w_f: {cond.loc[flipped, 'D_fail'].eq(1).mean():.0%} of the "
+            f"{int(flipped.sum())} cells with a flip give exactly 1; {r.attrs.get('fail', 'joint')} reading: "
+            f"{r.loc[flipped, 'D_fail'].min():.2f}–{r.loc[flipped, 'D_fail'].max():.2f}\n"
+            f"cells with an undefined term: {int((r.n_terms < 4).sum())} of {len(r)} "
+            f"(no confidences: {int(r.D_cal.isna().sum())}; A_clean = 0: {int(r.D_acc.isna().sum())}; "
+            f"H_clean = 0: {int(r.D_ent.isna().sum())}); negative D_acc: {int((r.D_acc < 0).sum())}")
 
 
 # ----------------------------------------------------------------------------- T-RCI
