@@ -58,6 +58,15 @@ def test_an_uncached_hub_model_offline_stops_in_the_resolve_step(monkeypatch, tm
         sweep.resolve_models(["org/some-vlm"])
 
 
+@pytest.mark.parametrize("hub_id", ["vikhyatk/moondream2", "AIDC-AI/Ovis2-1B"])
+def test_a_remote_code_model_stops_in_the_resolve_step_naming_a_native_alternative(hub_id):
+    from vlmrobust.models import REMOTE_CODE
+
+    with pytest.raises(ParameterError, match="trust_remote_code") as err:
+        sweep.resolve_models(["tiny-letters", hub_id], param="selectors")
+    assert "selectors[1]" in str(err.value) and REMOTE_CODE[hub_id] in str(err.value)
+
+
 def test_an_unreachable_hub_stops_in_the_resolve_step(monkeypatch, tmp_path):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))

@@ -25,6 +25,7 @@ and ``"open"`` (open answers, used to train the organisms).
 
 from . import zoo
 from .loading import (
+                      REMOTE_CODE,
                       LoadedModel,
                       ModelLoadError,
                       default_method,
@@ -47,7 +48,7 @@ from .prompts import (
 )
 
 __all__ = [
-    "CONFIDENCE_REQUEST", "TEMPLATES", "LetterTokenError", "LoadedModel",
+    "CONFIDENCE_REQUEST", "REMOTE_CODE", "TEMPLATES", "LetterTokenError", "LoadedModel",
     "ModelLoadError", "Template", "build_prompt", "continuation_ids", "default_method", "fingerprint",
     "hub_cached", "hub_reachable", "image_only", "letter_token_ids", "load", "mcq_text", "offline", "zoo",
 ]

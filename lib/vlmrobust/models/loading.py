@@ -13,7 +13,17 @@ from ..schema import ANSWER_FORMATS
 from . import zoo
 
 __all__ = ["LoadedModel", "ModelLoadError", "load", "default_method", "fingerprint", "image_only", "offline",
-           "hub_cached", "hub_reachable"]
+           "hub_cached", "hub_reachable", "REMOTE_CODE"]
+
+#: Hub ids whose model classes live in the hub repository's own code (``trust_remote_code``), which the notebooks
+#: do not run, each with an alternative that transformers implements natively: the same model converted to
+#: transformers' ``Ovis2ForConditionalGeneration`` for Ovis2; for Moondream2, which has no native class, a
+#: native model of similar size.
+REMOTE_CODE: dict[str, str] = {
+    "vikhyatk/moondream2": "HuggingFaceTB/SmolVLM-256M-Instruct",
+    "AIDC-AI/Ovis2-1B": "thisisiron/Ovis2-1B-hf",
+    "AIDC-AI/Ovis2-2B": "thisisiron/Ovis2-2B-hf",
+}
 
 
 class ModelLoadError(OSError):

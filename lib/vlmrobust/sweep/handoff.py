@@ -75,7 +75,7 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
     naming ``param`` for a wrong type, an unknown name or role, a repeat, or a
     selection that is empty.
     """
-    from ..models import hub_cached, hub_reachable, offline, zoo
+    from ..models import REMOTE_CODE, hub_cached, hub_reachable, offline, zoo
 
     if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
         raise ParameterError(f"parameter {param!r} must be a list of model names, got {models!r}")
@@ -99,6 +99,10 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
             out.append(m)
         elif (paths.REPO_ROOT / m).is_dir():  # a folder relative to the repository root
             out.append(str(paths.REPO_ROOT / m))
+        elif m in REMOTE_CODE:
+            raise ParameterError(f"parameter '{param}[{i}]' = {m!r} needs the hub repository's own code "
+                                 f"(trust_remote_code), which the notebooks do not run; use {REMOTE_CODE[m]!r}, "
+                                 "which transformers implements natively")
         elif _is_hub_id(m):
             if not hub_cached(m) and (offline() or not hub_reachable()):
                 why = "HF_HUB_OFFLINE is set" if offline() else "the hub cannot be reached from here"
