@@ -403,3 +403,12 @@ def test_sky_cap_and_asset_store(tmp_path):
     assert np.isinf(raw).any() and np.isfinite(cap).all() and cap.max() <= max(800.0, raw[np.isfinite(raw)].max())
     np.testing.assert_array_equal(cap[np.isfinite(raw)], raw[np.isfinite(raw)])
     assert depth.attach_depth(scenes, None).depth_ref.tolist() == scenes.depth_ref.tolist()
+
+
+def test_the_shuffled_control_scales_the_box_to_a_donor_of_another_size():
+    from vlmrobust.synth.visibility import _scaled_box
+
+    assert _scaled_box([10, 20, 29, 39], (64, 64), (64, 64)) == [10, 20, 29, 39]
+    assert _scaled_box([32, 48, 63, 63], (64, 64), (32, 128)) == [16, 96, 31, 127]
+    x0, y0, x1, y1 = _scaled_box([60, 60, 63, 63], (64, 64), (8, 8))
+    assert 0 <= x0 < x1 <= 7 and 0 <= y0 < y1 <= 7

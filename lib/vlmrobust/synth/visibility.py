@@ -49,6 +49,7 @@ metric depth model would, by :func:`vlmrobust.depth.attach_depth` (``sky_cap_m``
 from __future__ import annotations
 
 import json
+import math
 import numbers
 
 import numpy as np
@@ -208,13 +209,25 @@ def templates(wording: str, task: str, abstain: str, confidence: str = "v1") -> 
     return (base if confidence == "v1" else f"{base}_conf_{confidence}"), None
 
 
+def _scaled_box(box: list[int], own: tuple[int, int], donor: tuple[int, int]) -> list[int]:
+    """``box`` (x0, y0, x1, y1, inclusive) of an ``own`` = (w, h) image moved to a ``donor`` image by relative position."""
+    (ow, oh), (dw, dh) = own, donor
+    rx, ry = dw / ow, dh / oh  # pixel edges scale: [x0, x1 + 1) -> [floor(x0 rx), ceil((x1 + 1) rx))
+    x0, y0 = min(int(math.floor(box[0] * rx)), dw - 2), min(int(math.floor(box[1] * ry)), dh - 2)
+    x1 = min(max(int(math.ceil((box[2] + 1) * rx)) - 1, x0 + 1), dw - 1)
+    y1 = min(max(int(math.ceil((box[3] + 1) * ry)) - 1, y0 + 1), dh - 1)
+    return [x0, y0, x1, y1]
+
+
 def shuffled_items(items: pd.DataFrame, scenes: pd.DataFrame, seed: int, root=None) -> pd.DataFrame:
     """The shuffled-image control (seed 003 Table VIII): another scene's clean pixels, this item's box.
 
     Scenes are permuted by a seeded **derangement** (no scene keeps its own
     pixels; drawn from ``repro.rng("visibility-shuffle", seed)`` by rejection);
     every item of scene ``s`` gets the box-free image of scene ``pi(s)`` with
-    ``s``'s box drawn, written to the asset store
+    ``s``'s box drawn (when the two images differ in size, as real ones do, the
+    box is scaled by the ratio of their sizes so that it keeps its relative
+    position; seed 003 states no rule for that), written to the asset store
     (:func:`vlmrobust.assets.store_image`; ``root`` overrides its folder). Item
     ids gain the suffix ``-shuffled``; ``depth_ref`` is ``None``.
     """
@@ -239,8 +252,9 @@ def shuffled_items(items: pd.DataFrame, scenes: pd.DataFrame, seed: int, root=No
         pixels = data.load_image(donor["clean_ref"])
         box = [int(b) for b in by_id.loc[sid, "box"]]
         h, w = pixels.shape[:2]
-        if box[2] >= w or box[3] >= h:
-            raise ValueError(f"scene {sid!r}: its box {box} does not fit the donor image of {w}x{h} px")
+        own_h, own_w = data.load_image(by_id.loc[sid, "clean_ref"]).shape[:2]
+        if (own_w, own_h) != (w, h):  # real images differ in size: the box keeps its relative position
+            box = _scaled_box(box, (own_w, own_h), (w, h))
         refs[sid] = (assets.store_image(draw_box(pixels, box), root), ids[int(perm[i])])
     meta = item_meta(items)
     out = items.copy()
