@@ -29,7 +29,7 @@ UNTIL       ?=
 # test processes run side by side (pytest-xdist): one per core by default
 JOBS        ?= auto
 
-.PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint clean distclean
+.PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint paper-dry clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
@@ -106,6 +106,9 @@ browser: $(STAMP) browser-deps  ## every notebook opened in JupyterLab in headle
 	VLMROBUST_BROWSER_SHOTS=$(CURDIR)/build/browser $(PY) -m pytest -q -p no:cacheprovider tests/browser
 
 test: lint unit smoke browser  ## the whole suite: lint, unit tests, notebooks under smoke parameters, determinism, browser
+
+paper-dry: $(STAMP)  ## every paper.yaml end to end on twins of its models and data (NB=<id> for one; build/paper-dry/)
+	OMP_NUM_THREADS=1 $(PY) -m vlmrobust.dry $(if $(NB),--only $(NB))
 
 report: $(STAMP)  ## a static site of the executed notebooks (after `make run`): open report/index.html
 	$(PY) -m vlmrobust.report $(EXEC_DIR) report
