@@ -77,7 +77,8 @@ def _variants():
 
 # one variant that resolves and one that stops for the hub go through `make run ... UNTIL=resolve` itself
 MAKE_VARIANTS = [("01_dataset_selection", "large"), ("03_scoring", "paper")]
-HUB_MESSAGES = ("Hugging Face cache", "no file", "'datasets' package")
+# the resolve cell stops a variant that needs the hub, real data, or a hub repository's own code (naming a native model)
+HUB_MESSAGES = ("Hugging Face cache", "no file", "'datasets' package", "which transformers implements natively")
 
 
 @pytest.mark.parametrize("nb_id,variant", MAKE_VARIANTS, ids=[f"{n}/{v}" for n, v in MAKE_VARIANTS])
