@@ -1,9 +1,7 @@
 """Tests of vlmrobust.dry.twins: every twin saves, loads offline, scores, and has the real image-token layout.
 
-Each VLM twin is built once for the module (a module-scoped fixture per twin).
-Two twins do not load through ``models.load`` without torchvision, as their real
-checkpoints do not (see :data:`NOT_LOADABLE`); their load test is a strict
-xfail, and their other tests run on the twin built in memory.
+Each VLM twin is built once for the module (a module-scoped fixture per twin),
+saved, and loaded back through ``models.load``.
 """
 
 from __future__ import annotations
@@ -24,15 +22,6 @@ from vlmrobust.dry import twins
 
 VLMS = [n for n, k in twins.KINDS.items() if k == "vlm"]
 
-#: Twins whose saved folder ``models.load`` cannot load without torchvision, and why.
-NOT_LOADABLE = {
-    "gemma4": "Gemma4Processor.__init__ requires video_processor and passes it to ProcessorMixin by keyword, "
-              "which models.image_only does not drop (TypeError)",
-    "smolvlm2": "SmolVLMProcessor.__init__ requires video_processor, which models.image_only does not fill "
-                "(TypeError), and its apply_chat_template reads video_processor.num_frames",
-}
-
-
 def _items():
     """Two synthetic items with images of different sizes (64 and 48 px), so batches are padded."""
     a = synth.generate(1, 0, families=["colour"], size=64)
@@ -41,20 +30,12 @@ def _items():
     return items, [synth.render(r)[0] for r in items.image_ref]
 
 
-def _in_memory(name: str) -> models.LoadedModel:
-    model, proc = twins.BUILDERS[name](twins.default_texts(), seed=0)
-    twins.unblind(model, 0)
-    return models.LoadedModel(model, proc, proc.tokenizer, "letters", name, None, name=name)
-
-
 @pytest.fixture(scope="module", params=VLMS)
 def twin(request, tmp_path_factory):
     """``(name, folder, LoadedModel)`` for one VLM twin, built and saved once."""
     name = request.param
-    if name == "smolvlm2":
-        pytest.importorskip("num2words", reason="the SmolVLM processor needs num2words (not a dependency)")
     folder = twins.build(name, tmp_path_factory.mktemp(name))
-    lm = _in_memory(name) if name in NOT_LOADABLE else models.load(folder)
+    lm = models.load(folder)
     return name, folder, lm
 
 
@@ -67,10 +48,8 @@ def _inputs(lm, image):
     return lm.processor(images=[[image]], text=[prompt], add_special_tokens=False, return_tensors="pt")
 
 
-def test_the_saved_twin_loads_offline_as_its_architecture(twin, request):
+def test_the_saved_twin_loads_offline_as_its_architecture(twin):
     name, folder, _ = twin
-    if name in NOT_LOADABLE:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NOT_LOADABLE[name]))
     meta = json.loads((folder / "vlmrobust.json").read_text())
     lm = models.load(folder)
     assert type(lm.model).__name__ == meta["architecture"] == json.loads(

@@ -182,18 +182,48 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
                        source=source)
 
 
+class _NoVideoProcessor:
+    """Stands in for a video processor where a processor reads its frame defaults without any video."""
+
+    num_frames = None
+    fps = None
+
+
 def image_only(processor_cls: type) -> type:
     """``processor_cls`` without its video processor, for machines without torchvision.
 
-    Qwen2-VL and LLaVA-OneVision processors carry a video processor that needs
-    torchvision; images do not. The subclass keeps the class's own image
-    handling (image-token expansion included) and its name.
+    Qwen2-VL, LLaVA-OneVision, InternVL, SmolVLM and Gemma 4 processors carry a
+    video processor that needs torchvision; images do not. The subclass keeps
+    the class's own image handling (image-token expansion included) and its
+    name. Gemma 4's processor passes ``video_processor`` on to
+    ``ProcessorMixin`` by keyword and SmolVLM's requires it as an argument: the
+    keyword is dropped on its way to ``ProcessorMixin`` (a class placed just
+    before it in the method order) and the argument is filled with ``None`` when
+    loading. SmolVLM's ``apply_chat_template`` reads ``video_processor.num_frames``
+    and ``.fps`` even without a video; both read ``None``.
     """
+    import inspect
 
-    class ImageOnly(processor_cls):  # type: ignore[misc, valid-type]
+    from transformers import ProcessorMixin
+
+    class _DropVideo(ProcessorMixin):  # sits between processor_cls and ProcessorMixin in the method order
+        def __init__(self, *args, video_processor=None, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    needs_slot = "video_processor" in inspect.signature(processor_cls.__init__).parameters
+
+    class ImageOnly(processor_cls, _DropVideo):  # type: ignore[misc, valid-type]
+        video_processor = _NoVideoProcessor()
+
         @classmethod
         def get_attributes(cls) -> list[str]:
-            return [a for a in super().get_attributes() if "video" not in a]
+            return [a for a in processor_cls.get_attributes() if "video" not in a]
+
+        @classmethod
+        def from_args_and_dict(cls, args, processor_dict, **kwargs):
+            if needs_slot:
+                kwargs.setdefault("video_processor", None)
+            return super().from_args_and_dict(args, processor_dict, **kwargs)
 
     ImageOnly.__name__ = processor_cls.__name__
     ImageOnly.__qualname__ = processor_cls.__qualname__

@@ -19,14 +19,10 @@ Modules: :mod:`._common` (tokenizer, seeding, saving, chat templates),
 :mod:`.llava`, :mod:`.qwen`, :mod:`.others` (Idefics3, SmolVLM2, Gemma 3 and 4,
 InternVL, Ovis2) and :mod:`.encoders` (DINOv2, Depth Anything V2 metric).
 
-Two twins are built and saved here but do not yet load through
-:func:`vlmrobust.models.load` on a machine without torchvision, exactly as their
-real checkpoints do not: the Gemma 4 and SmolVLM processors require a
-``video_processor`` argument (Gemma 4 passes it on by keyword), which
-:func:`vlmrobust.models.image_only` does not drop, and SmolVLM's processor
-also needs the package ``num2words`` and reads its video processor's frame
-defaults in ``apply_chat_template``. :func:`._common.image_only_processor`
-builds their processors in memory.
+Every VLM twin loads through :func:`vlmrobust.models.load` on a machine
+without torchvision, as the real checkpoints do: the processors are built and
+loaded by :func:`vlmrobust.models.image_only`, which leaves the video
+processor out (Gemma 4's and SmolVLM's included).
 """
 
 from __future__ import annotations
@@ -43,7 +39,6 @@ from ._common import (
     MISTRAL_INST_TEMPLATE,
     QWEN_TEMPLATE,
     SIMPLE_TEMPLATE,
-    image_only_processor,
     llama_text,
     save_twin,
     seeded,
@@ -64,7 +59,7 @@ from .qwen import tiny_qwen2_5_vl, tiny_qwen2_vl, tiny_qwen3_vl
 
 __all__ = [
     "BUILDERS", "ARCHITECTURES", "KINDS", "HUB_ARCHITECTURES", "build", "default_texts",
-    "word_tokenizer", "llama_text", "seeded", "save_twin", "unblind", "image_only_processor",
+    "word_tokenizer", "llama_text", "seeded", "save_twin", "unblind",
     "SIMPLE_TEMPLATE", "QWEN_TEMPLATE", "IDEFICS3_TEMPLATE", "GEMMA3_TEMPLATE", "GEMMA4_TEMPLATE",
     "INTERNVL_TEMPLATE", "MISTRAL_INST_TEMPLATE",
     "tiny_llava", "tiny_llava_next", "tiny_llava_onevision", "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl",

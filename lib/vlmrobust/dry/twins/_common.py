@@ -7,8 +7,7 @@ extra texts, each in four casings. So an option letter or an option word is
 one token, as the scoring methods need, in every architecture alike. Weights
 are drawn inside :func:`seeded`, which leaves the caller's torch generator as
 it was; :func:`unblind` gives weights to matrices an architecture starts at
-zero; :func:`save_twin` writes the folder; :func:`image_only_processor` makes
-the processors of Gemma 4 and SmolVLM without their video processor.
+zero; and :func:`save_twin` writes the folder.
 
 The templates render the processor-side chat format of each family: the
 image placeholder where the real model puts it and the turn markers it uses.
@@ -26,7 +25,7 @@ from typing import Any
 from ... import models, repro, schema
 
 __all__ = ["BASE_WORDS", "LETTER_WORDS", "PUNCT", "word_tokenizer", "llama_text", "seeded", "save_twin",
-           "unblind", "image_only_processor", "SIMPLE_TEMPLATE", "QWEN_TEMPLATE", "IDEFICS3_TEMPLATE",
+           "unblind", "SIMPLE_TEMPLATE", "QWEN_TEMPLATE", "IDEFICS3_TEMPLATE",
            "GEMMA3_TEMPLATE", "GEMMA4_TEMPLATE", "INTERNVL_TEMPLATE", "MISTRAL_INST_TEMPLATE"]
 
 #: Words of the project's prompts and the synthetic items, each a token in every twin.
@@ -117,48 +116,6 @@ def unblind(model: Any, seed: int = 0) -> list[str]:
                 p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype) / max(p.shape[-1], 1) ** 0.5)
                 filled.append(name)
     return filled
-
-
-class _NoVideoProcessor:
-    """Stands in for a video processor where a processor reads its frame defaults without any video."""
-
-    num_frames = None
-    fps = None
-
-
-def image_only_processor(processor_cls: type) -> type:
-    """:func:`vlmrobust.models.image_only`, extended to processors that need their video processor's slot.
-
-    Gemma 4's processor passes ``video_processor`` on by keyword and SmolVLM's
-    requires it as an argument, which the image-only attribute list rejects;
-    SmolVLM's ``apply_chat_template`` also reads ``video_processor.num_frames``
-    and ``.fps`` when no video is given. This class drops the keyword on its way
-    to ``ProcessorMixin``, fills the argument with ``None`` when loading, and
-    answers those two reads with ``None``. The saved folder names the real
-    processor class.
-    """
-    import inspect
-
-    from transformers import ProcessorMixin
-
-    class _DropVideo(ProcessorMixin):  # sits between processor_cls and ProcessorMixin in the method order
-        def __init__(self, *args, video_processor=None, **kwargs):
-            super().__init__(*args, **kwargs)
-
-    needs_slot = "video_processor" in inspect.signature(processor_cls.__init__).parameters
-
-    class ImageOnly(models.image_only(processor_cls), _DropVideo):  # type: ignore[misc]
-        video_processor = _NoVideoProcessor()
-
-        @classmethod
-        def from_args_and_dict(cls, args, processor_dict, **kwargs):
-            if needs_slot:
-                kwargs.setdefault("video_processor", None)
-            return super().from_args_and_dict(args, processor_dict, **kwargs)
-
-    ImageOnly.__name__ = processor_cls.__name__
-    ImageOnly.__qualname__ = processor_cls.__qualname__
-    return ImageOnly
 
 
 def save_twin(model, processor, folder: str | Path, answer_format: str | None = None,

@@ -38,7 +38,6 @@ from ._common import (
     GEMMA4_TEMPLATE,
     IDEFICS3_TEMPLATE,
     INTERNVL_TEMPLATE,
-    image_only_processor,
     llama_text,
     seeded,
     word_tokenizer,
@@ -88,7 +87,7 @@ def tiny_smolvlm2(extra_texts: Iterable[str] = (), seed: int = 0):
     tok = word_tokenizer(specials, extra_texts, bos="<|im_start|>", eos="<end_of_utterance>")
     ip = SmolVLMImageProcessorPil(size={"longest_edge": 64}, max_image_size={"longest_edge": 32},
                                   do_image_splitting=True)
-    proc = image_only_processor(SmolVLMProcessor)(image_processor=ip, tokenizer=tok, video_processor=None,
+    proc = models.image_only(SmolVLMProcessor)(image_processor=ip, tokenizer=tok, video_processor=None,
                                                image_seq_len=4, chat_template=DEFAULT_CHAT_TEMPLATE)
     cfg = SmolVLMConfig(
         vision_config=_siglip(),
@@ -153,7 +152,7 @@ def tiny_gemma4(extra_texts: Iterable[str] = (), seed: int = 0):
     tok = word_tokenizer(specials, extra_texts, bos="<bos>", eos="<eos>",
                          extra_attrs={"extra_special_tokens": GEMMA4_TOKENS})
     ip = Gemma4ImageProcessorPil(patch_size=4, max_soft_tokens=70, pooling_kernel_size=3)
-    proc = image_only_processor(Gemma4Processor)(feature_extractor=Gemma4AudioFeatureExtractor(), image_processor=ip,
+    proc = models.image_only(Gemma4Processor)(feature_extractor=Gemma4AudioFeatureExtractor(), image_processor=ip,
                                               tokenizer=tok, video_processor=None, chat_template=GEMMA4_TEMPLATE,
                                               image_seq_length=70)
     ids = {k: tok.convert_tokens_to_ids(v) for k, v in GEMMA4_TOKENS.items()}
