@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ... import models, repro, schema
+from ... import repro, schema
 
 __all__ = ["BASE_WORDS", "LETTER_WORDS", "PUNCT", "word_tokenizer", "llama_text", "seeded", "save_twin",
            "unblind", "SIMPLE_TEMPLATE", "QWEN_TEMPLATE", "IDEFICS3_TEMPLATE",
