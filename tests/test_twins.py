@@ -111,6 +111,31 @@ def test_qwen3_vl_adds_its_deepstack_features_after_decoder_layer_0_outside_the_
     assert torch.equal(hs[1], out0)  # output_hidden_states records layer 0's output before the addition
 
 
+def test_the_recorder_sees_qwen3_vl_deepstack_features_where_they_are_added(tmp_path):
+    """Every recorded row l = 1..L is the state layer l + 1 (or the final norm) reads, deepstack included."""
+    from vlmrobust.forward import layout
+    from vlmrobust.forward.capture import Recorder
+
+    lm = models.load(twins.build("qwen3_vl", tmp_path / "q3"))
+    inp = _inputs(lm, np.random.default_rng(2).integers(0, 256, (48, 48, 3), dtype=np.uint8))
+    layers, norm = layout.decoder_parts(lm.model)
+    reads = {}
+    hooks = [m.register_forward_pre_hook(lambda m, a, kw, i=i: reads.__setitem__(i, (a or (kw["hidden_states"],))[0]),
+                                         with_kwargs=True) for i, m in enumerate([*layers[1:], norm], start=1)]
+    try:
+        with Recorder(lm) as rec, torch.no_grad():
+            res, rows = rec.run(lambda hs, layer: hs.clone(), lambda: lm.model(**inp, output_hidden_states=True))
+    finally:
+        for h in hooks:
+            h.remove()
+    assert len(rows) == len(layers) + 2 and "_deepstack_process" not in vars(layout.decoder(lm.model))
+    for i in range(1, len(layers) + 1):
+        assert torch.equal(rows[i], reads[i]), i
+    mask = inp["input_ids"] == _image_token_id(lm.model)
+    assert not torch.allclose(rows[1][mask], res.hidden_states[1][mask])  # the hidden states miss the addition
+    assert torch.equal(rows[-1], res.hidden_states[-1])  # the final post-norm row is the one transformers returns
+
+
 def test_dinov2_twin_gives_embeddings_through_the_selection_embed_code(tmp_path):
     folder = twins.build("dinov2", tmp_path / "dino")
     meta = json.loads((folder / "vlmrobust.json").read_text())

@@ -7,7 +7,9 @@ residual stream**) and the output of the final norm (**final**, the post-norm
 state that ``transformers`` returns as ``hidden_states[-1]`` and that the LM head
 reads: seed 002 reads its probes there, "before the output projection", §3.3).
 Every state array in this package therefore has ``L + 2`` rows: ``0..L``
-pre-norm, then the final post-norm row (index ``-1``).
+pre-norm, then the final post-norm row (index ``-1``). Qwen3-VL adds deepstack
+features to the image positions after layers ``1..k`` return, where no layer hook
+sees it; the recorder wraps that step, so rows ``1..k`` hold what the next layer reads.
 
 Each hook reduces the layer's ``(B, T, H)`` tensor at once to what the probes
 keep, so nothing of size ``T x H`` outlives the forward:
@@ -46,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .layout import VisionLayout, decoder_parts, vision_layout
+from .layout import VisionLayout, decoder, vision_layout
 from .passes import forward, last_logits
 
 __all__ = ["Recorder", "Growing", "feed", "probed_prompt", "prompt_states", "prompt_summary", "answer_states",
@@ -60,29 +62,38 @@ class Recorder:
     """Forward hooks on a model's language decoder (see the module docstring); use as a context manager."""
 
     def __init__(self, lm: Any):
-        self.layers, self.norm = decoder_parts(lm.model)
+        self._decoder = decoder(lm.model)
+        self.layers, self.norm = self._decoder.layers, self._decoder.norm
         self.n_layers = len(self.layers)
         self._fn: Callable | None = None
         self._out: list | None = None
-        self._handles: list = []
+        self._handles, self._last = [], 0
 
     def __enter__(self) -> Recorder:
         self._handles = [self.layers[0].register_forward_pre_hook(self._pre, with_kwargs=True)]
         for i, layer in enumerate(self.layers):
             self._handles.append(layer.register_forward_hook(partial(self._post, i + 1)))
         self._handles.append(self.norm.register_forward_hook(partial(self._post, self.n_layers + 1)))
+        if hasattr(type(self._decoder), "_deepstack_process"):
+            self._decoder._deepstack_process = self._deepstack
         return self
 
     def __exit__(self, *exc) -> None:
         for h in self._handles:
             h.remove()
         self._handles = []
+        self._decoder.__dict__.pop("_deepstack_process", None)
+
+    def _deepstack(self, *args, **kwargs):  # Qwen3-VL's addition, recorded as the output of the layer just run
+        self._store(self._last, out := type(self._decoder)._deepstack_process(self._decoder, *args, **kwargs))
+        return out
 
     def _pre(self, module, args, kwargs):
         hs = args[0] if args else kwargs["hidden_states"]
         self._store(0, hs)
 
     def _post(self, idx, module, args, out):
+        self._last = idx
         self._store(idx, out[0] if isinstance(out, tuple) else out)
 
     def _store(self, idx: int, hs: Any) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ProbeError", "VisionLayout", "image_token_id", "vision_layout", "decoder_parts"]
+__all__ = ["ProbeError", "VisionLayout", "image_token_id", "vision_layout", "decoder", "decoder_parts"]
 
 
 class ProbeError(ValueError):
@@ -130,8 +130,8 @@ def vision_layout(lm: Any, batch: Any) -> VisionLayout:
     return VisionLayout(tuple(positions), tuple(grids), tuple(shapes), block)
 
 
-def decoder_parts(model: Any) -> tuple[Any, Any]:
-    """``(layers, final_norm)`` of the language decoder of an image-text model."""
+def decoder(model: Any) -> Any:
+    """The language decoder of an image-text model: the module holding its ``.layers`` and final ``.norm``."""
     candidates = []
     if hasattr(model, "get_decoder"):
         try:
@@ -143,5 +143,11 @@ def decoder_parts(model: Any) -> tuple[Any, Any]:
         candidates += [getattr(inner, name, None), getattr(model, name, None)]
     for dec in candidates:
         if dec is not None and hasattr(dec, "layers") and hasattr(dec, "norm"):
-            return dec.layers, dec.norm
+            return dec
     raise ProbeError(f"{type(model).__name__}: no language decoder with .layers and .norm found")
+
+
+def decoder_parts(model: Any) -> tuple[Any, Any]:
+    """``(layers, final_norm)`` of the language decoder of an image-text model."""
+    dec = decoder(model)
+    return dec.layers, dec.norm
