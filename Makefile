@@ -29,7 +29,7 @@ UNTIL       ?=
 # test processes run side by side (pytest-xdist): one per core by default
 JOBS        ?= auto
 
-.PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint paper-dry clean distclean
+.PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint paper-dry gpu-check clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
@@ -109,6 +109,9 @@ test: lint unit smoke browser  ## the whole suite: lint, unit tests, notebooks u
 
 paper-dry: $(STAMP)  ## every paper.yaml end to end on twins of its models and data (NB=<id> for one; build/paper-dry/)
 	OMP_NUM_THREADS=1 $(PY) -m vlmrobust.dry $(if $(NB),--only $(NB))
+
+gpu-check: $(STAMP)  ## on a machine with a CUDA GPU: the twins there, notebook 05's paper variant with a full-size twin, timed
+	$(PY) -m vlmrobust.dry.gpu $(if $(DEVICE),--device $(DEVICE))
 
 report: $(STAMP)  ## a static site of the executed notebooks (after `make run`): open report/index.html
 	$(PY) -m vlmrobust.report $(EXEC_DIR) report

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import nbformat
+import numpy as np
 import pytest
 import yaml
 
@@ -64,3 +65,38 @@ def test_notebook_04s_paper_variant_runs_every_cell_on_twins(dry):
     assert not [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
     tables = {p.name for p in (out / "results" / "04_ras_attribution").rglob("*.csv")}
     assert tables, "the variant wrote no table"
+
+
+def test_gpu_check_part_one_times_a_twin_on_the_cpu_as_its_own_device():
+    from vlmrobust.dry import gpu
+
+    rows = gpu.twin_timings("cpu", ["qwen2_vl"], n_items=2)
+    assert [r["twin"] for r in rows] == ["qwen2_vl"] and rows[0]["architecture"] == "Qwen2VLForConditionalGeneration"
+    assert rows[0]["max_abs_dprob"] == 0.0 and min(rows[0][k] for k in ("cpu_s", "device_first_s", "device_s")) > 0
+
+
+def test_gpu_check_full_size_twin_is_built_once_at_full_width_and_scores(tmp_path):
+    from vlmrobust import models, score, synth
+    from vlmrobust.dry import gpu
+
+    folder = tmp_path / "twin"
+    built = gpu._full_size_twin(folder, "cpu", "float32", 1)
+    assert not built["kept"] and gpu._full_size_twin(folder, "cpu", "float32", 1)["kept"]
+    assert not gpu._full_size_twin(folder, "cpu", "bfloat16", 1)["kept"]  # another dtype is another twin
+    lm = models.load(folder)
+    cfg = lm.model.config
+    assert type(lm.model).__name__ == "Qwen3VLForConditionalGeneration" and str(lm.model.dtype) == "torch.bfloat16"
+    assert (cfg.text_config.hidden_size, cfg.vision_config.hidden_size, cfg.text_config.num_hidden_layers) == (2048, 1024, 1)
+    items = synth.generate(1, 0, families=["colour"], size=64)
+    df = score.predict(lm, items, [synth.render(r)[0] for r in items.image_ref], methods=["letter"])
+    assert np.isfinite(np.asarray(df.probs[0], float)).all()
+
+
+def test_gpu_check_without_cuda_says_how_to_check_on_a_cpu(capsys, monkeypatch):
+    import torch
+
+    from vlmrobust.dry import gpu
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu.main(["--device", "cuda"]) == 2
+    assert "--device cpu --layers 1" in capsys.readouterr().err

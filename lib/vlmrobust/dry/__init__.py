@@ -8,5 +8,7 @@ writes merged parameter files under ``build/paper-dry/``.
 
 * :mod:`vlmrobust.dry.twins` — twins of VLM architectures, image encoders and a depth model;
 * :mod:`vlmrobust.dry.fabricate` — VLMEvalKit TSVs, a COCO instances file with images, SEEDBench and POPE files;
-* :mod:`vlmrobust.dry.run` — the mapping, the merged variants and their execution.
+* :mod:`vlmrobust.dry.run` — the mapping, the merged variants and their execution;
+* :mod:`vlmrobust.dry.gpu` — on a CUDA machine: the twins timed there, notebook 05's paper variant with a
+  full-size Qwen3-VL twin (``make gpu-check``).
 """

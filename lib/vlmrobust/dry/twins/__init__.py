@@ -55,14 +55,14 @@ from .others import (
     tiny_ovis2,
     tiny_smolvlm2,
 )
-from .qwen import tiny_qwen2_5_vl, tiny_qwen2_vl, tiny_qwen3_vl
+from .qwen import full_size_qwen3_vl, tiny_qwen2_5_vl, tiny_qwen2_vl, tiny_qwen3_vl
 
 __all__ = [
     "BUILDERS", "ARCHITECTURES", "KINDS", "HUB_ARCHITECTURES", "build", "default_texts",
     "word_tokenizer", "llama_text", "seeded", "save_twin", "unblind",
     "SIMPLE_TEMPLATE", "QWEN_TEMPLATE", "IDEFICS3_TEMPLATE", "GEMMA3_TEMPLATE", "GEMMA4_TEMPLATE",
     "INTERNVL_TEMPLATE", "MISTRAL_INST_TEMPLATE",
-    "tiny_llava", "tiny_llava_next", "tiny_llava_onevision", "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl",
+    "tiny_llava", "tiny_llava_next", "tiny_llava_onevision", "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl", "full_size_qwen3_vl",
     "tiny_idefics3", "tiny_smolvlm2", "tiny_gemma3", "tiny_gemma4", "tiny_internvl", "tiny_ovis2",
     "tiny_dinov2", "tiny_depth_anything_metric",
 ]

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from ... import models
 from ._common import QWEN_TEMPLATE, seeded, word_tokenizer
 
-__all__ = ["QWEN_SPECIALS", "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl"]
+__all__ = ["QWEN_SPECIALS", "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl", "full_size_qwen3_vl"]
 
 #: The special tokens of the Qwen chat format and its vision markers.
 QWEN_SPECIALS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
@@ -126,6 +126,44 @@ def tiny_qwen3_vl(extra_texts: Iterable[str] = (), seed: int = 0):
         text_config=_text(tok, ids, head_dim=12,
                           rope_parameters={"rope_type": "default", "mrope_section": [2, 2, 2],
                                            "mrope_interleaved": True, "rope_theta": 10000.0}),
+        **_ids(ids))
+    with seeded(seed):
+        return Qwen3VLForConditionalGeneration(cfg).eval(), proc
+
+
+
+def full_size_qwen3_vl(extra_texts: Iterable[str] = (), seed: int = 0, n_layers: int | None = None):
+    """A Qwen3-VL twin at the sizes of Qwen3-VL-2B-Instruct (random weights; for GPU checks).
+
+    Vision: 24 blocks of width 1024 (MLP 4096, 16 heads, 16 px patches, 48x48
+    learned position embeddings) merged 2x2 to 2048, DeepStack from blocks 5, 11
+    and 17 (added after decoder layers 0, 1 and 2); text: 28 Qwen3 layers of width
+    2048 (MLP 6144, 16 heads of 128, 8 KV heads, interleaved M-RoPE sections
+    24/20/20, θ = 5·10^6). The processor's patching and normalisation are the real
+    one's (16 px patches, 2x2 merging, mean and std 0.5), with a pixel budget of
+    at most 1024 merged tokens. Only the vocabulary is the twins' word-level one.
+    ``n_layers`` cuts both towers to that many blocks and layers (DeepStack from
+    block 0), widths kept, for a check on a CPU.
+    """
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    tok, ids = _tokenizer(extra_texts)
+    ip = Qwen2VLImageProcessorPil(min_pixels=32 * 32 * 4, max_pixels=32 * 32 * 1024, patch_size=16, merge_size=2,
+                                  temporal_patch_size=2, image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
+    proc = models.image_only(Qwen3VLProcessor)(image_processor=ip, tokenizer=tok, video_processor=None,
+                                               chat_template=QWEN_TEMPLATE)
+    depth, layers = (24, 28) if n_layers is None else (int(n_layers), int(n_layers))
+    cfg = Qwen3VLConfig(
+        vision_config=dict(depth=depth, hidden_size=1024, intermediate_size=4096, num_heads=16, patch_size=16,
+                           spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=2048,
+                           num_position_embeddings=2304,
+                           deepstack_visual_indexes=[5, 11, 17] if n_layers is None else [0]),
+        text_config=_text(tok, ids, hidden_size=2048, intermediate_size=6144, num_hidden_layers=layers,
+                          num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+                          max_position_embeddings=32768,
+                          rope_parameters={"rope_type": "default", "mrope_section": [24, 20, 20],
+                                           "mrope_interleaved": True, "rope_theta": 5000000.0}),
         **_ids(ids))
     with seeded(seed):
         return Qwen3VLForConditionalGeneration(cfg).eval(), proc
