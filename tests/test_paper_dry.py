@@ -100,3 +100,16 @@ def test_gpu_check_without_cuda_says_how_to_check_on_a_cpu(capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert gpu.main(["--device", "cuda"]) == 2
     assert "--device cpu --layers 1" in capsys.readouterr().err
+
+
+def test_gpu_check_prints_and_saves_its_report(tmp_path, monkeypatch, capsys):
+    from vlmrobust.dry import gpu
+
+    row = {"notebook": "05_representation_drift", "ok": True, "seconds": 12.0, "architectures": ["Qwen3VL"],
+           "full_size_twin": {"built_s": 3.0, "kept": False}, "device": "cpu", "dtype": "float32"}
+    monkeypatch.setattr(gpu, "paper_variant", lambda out, device, **kw: row)
+    assert gpu.main(["--device", "cpu", "--twins", "qwen2_vl", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "qwen2_vl" in printed and "ok in 12 s; full-size twin built in 3 s" in printed
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["paper_variant"] == row and [r["twin"] for r in report["twins"]] == ["qwen2_vl"]

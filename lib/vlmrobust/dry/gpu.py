@@ -145,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['device_s']:>7.2f} {r['cpu_s'] / max(r['device_s'], 1e-9):>8.2f} {r['max_abs_dprob']:>9.1e}")
     t1 = time.perf_counter()
     report["paper_variant"] = row = paper_variant(out, args.device, dtype=args.dtype, n_layers=args.layers)
+    twin = row["full_size_twin"]
+    how = "kept" if twin["kept"] else f"built in {twin['built_s']:.0f} s"
     print(f"\n05_representation_drift paper variant on {args.device} ({row['dtype']}): "
-          f"{'ok' if row['ok'] else 'FAILED'} in {row['seconds']:.0f} s; full-size twin "
-          f"{'kept' if row['full_size_twin']['kept'] else 'built in %.0f s' % row['full_size_twin']['built_s']}; "
+          f"{'ok' if row['ok'] else 'FAILED'} in {row['seconds']:.0f} s; full-size twin {how}; "
           f"architectures {', '.join(row['architectures'])}")
     report["seconds"] = {"twins": round(t1 - t0, 1), "paper_variant": round(time.perf_counter() - t1, 1)}
     print(f"total {time.perf_counter() - t0:.0f} s (twins {report['seconds']['twins']:.0f} s, paper variant "
