@@ -7,6 +7,7 @@
 | :mod:`.drift` | 05_representation_drift | 002 (flips, drift, Dirichlet energy, frequency) |
 | :mod:`.visibility` | 06_visibility_blind_spots | 003 (blind-spot width W) |
 | :mod:`.escalation` | 07_escalation_traversal | 001 (RCI, T-RCI, fragility, taxonomy) |
+| :mod:`.card` | (the reliability card) | ImageNet-C's mCE, the answer-order control |
 
 Each holds the paper's quantities in plainly named modules, ``observations.py`` (the paper's
 claims checked on a run) and, where a notebook's figures are more than a few lines,

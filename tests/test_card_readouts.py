@@ -1,0 +1,100 @@
+"""mCE, relative mCE and the answer-order rates of vlmrobust.analysis.card, on cases computed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vlmrobust import repro
+from vlmrobust.analysis.card import (
+    ORDER,
+    answer_order_flips,
+    corruption_errors,
+    mce,
+    option_orders,
+    permute_options,
+)
+from vlmrobust.schema import CLEAN
+
+# (model, perturbation, level) -> correctness of items i1, i2
+CORRECT = {
+    ("R", "clean", 0): (1, 1), ("R", "fog", 1): (0, 1), ("R", "fog", 2): (0, 0), ("R", "noise", 1): (1, 0),
+    ("A", "clean", 0): (1, 0), ("A", "fog", 1): (0, 0), ("A", "fog", 2): (0, 0), ("A", "noise", 1): (1, 1),
+}
+
+
+def _pred(table=CORRECT) -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "perturbation": p, "level": s, "item_id": f"i{k + 1}", "correct": bool(c),
+                          "method": "letter"} for (m, p, s), cs in table.items() for k, c in enumerate(cs)])
+
+
+def test_corruption_errors_by_hand():
+    # reference errors: clean 0, fog 0.5 and 1, noise 0.5; model A: clean 0.5, fog 1 and 1, noise 0
+    ce = corruption_errors(_pred(), "R").set_index(["model", "perturbation"])
+    assert ce.loc[("A", "fog"), "CE"] == pytest.approx(2 / 1.5)
+    assert ce.loc[("A", "noise"), "CE"] == pytest.approx(0.0)
+    assert ce.loc[("A", "fog"), "rCE"] == pytest.approx((0.5 + 0.5) / (0.5 + 1.0))
+    assert ce.loc[("A", "noise"), "rCE"] == pytest.approx((0 - 0.5) / (0.5 - 0))
+    assert (ce.loc["R", "CE"] == 1).all() and (ce.loc["R", "rCE"] == 1).all()
+
+
+def test_mce_by_hand_with_intervals_that_hold_it():
+    out = mce(_pred(), "R", n_boot=200, rng=repro.rng("t")).set_index("model")
+    assert out.loc["A", "mCE"] == pytest.approx((2 / 1.5 + 0) / 2)
+    assert out.loc["A", "rel_mCE"] == pytest.approx((1 / 1.5 - 1) / 2)
+    assert out.loc["R", "mCE"] == 1 and out.loc["R", "rel_mCE"] == 1
+    assert out.loc["A", "mCE_lo"] <= out.loc["A", "mCE"] <= out.loc["A", "mCE_hi"]
+    assert out.loc["A", "n_corruptions"] == 2 and out.loc["A", "n_items"] == 2
+
+
+def test_a_reference_without_errors_under_a_corruption_leaves_that_ce_and_the_mce_undefined():
+    table = dict(CORRECT)
+    table[("R", "noise", 1)] = (1, 1)
+    ce = corruption_errors(_pred(table), "R").set_index(["model", "perturbation"])
+    assert np.isnan(ce.loc[("A", "noise"), "CE"]) and np.isnan(ce.loc[("A", "noise"), "rCE"])
+    assert np.isnan(mce(_pred(table), "R", n_boot=0).set_index("model").loc["A", "mCE"])
+
+
+def test_bad_tables_are_refused_with_the_reason():
+    with pytest.raises(ValueError, match="reference 'Z' is not among"):
+        mce(_pred(), "Z", n_boot=0)
+    short = {k: v for k, v in CORRECT.items() if k != ("A", "fog", 2)}
+    with pytest.raises(ValueError, match="lacks cell"):
+        corruption_errors(_pred(short), "R")
+    mixed = _pred()
+    mixed.loc[0, "method"] = "loglik"
+    with pytest.raises(ValueError, match="several methods"):
+        corruption_errors(mixed, "R")
+
+
+ORDERS = pd.DataFrame([{"item_id": "i1", "level": 1, "order": (2, 0, 1)}, {"item_id": "i1", "level": 2, "order": (1, 2, 0)},
+                       {"item_id": "i2", "level": 1, "order": (2, 1, 0)}, {"item_id": "i2", "level": 2, "order": (0, 2, 1)}])
+
+
+def test_answer_order_flip_and_position_rates_by_hand():
+    rows = [("i1", CLEAN, 0, 0), ("i1", ORDER, 1, 0), ("i1", ORDER, 2, 2),  # content 2 (flip, same place); 0
+            ("i2", CLEAN, 0, 1), ("i2", ORDER, 1, 1), ("i2", ORDER, 2, 0)]  # content 1 (kept, same place); 0 (flip, moved)
+    pred = pd.DataFrame([{"model": "A", "item_id": i, "perturbation": p, "level": s, "pred_idx": j}
+                         for i, p, s, j in rows])
+    out = answer_order_flips(pred, ORDERS, n_boot=100, rng=repro.rng("t")).iloc[0]
+    assert out.flip_rate == pytest.approx(2 / 4) and out.position_rate == pytest.approx(1 / 4)
+    assert out.n_items == 2 and out.n_orders == 4
+    assert out.flip_rate_lo <= out.flip_rate <= out.flip_rate_hi
+
+
+
+def test_option_orders_are_distinct_seeded_and_keep_the_abstain_option_in_place():
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "options": [["x", "y", "z", "w"], ["p", "q"], ["u", "v", "n/a"]],
+                          "answer_idx": [1, 0, 0], "abstain_idx": [-1, -1, 2]})
+    o = option_orders(items, 3, seed=4)
+    assert o.equals(option_orders(items, 3, seed=4)) and not o.equals(option_orders(items, 3, seed=5))
+    a = o[o.item_id == "a"].order.tolist()
+    assert len(a) == 3 == len(set(a)) and (0, 1, 2, 3) not in a and all(sorted(t) == [0, 1, 2, 3] for t in a)
+    assert o[o.item_id == "b"].order.tolist() == [(1, 0)]  # K = 2: one other order
+    assert o[o.item_id == "c"].order.tolist() == [(1, 0, 2)]  # the abstain option stays last
+    moved = permute_options(items, o, 1).set_index("item_id")
+    for r in items.itertuples():
+        m = moved.loc[r.item_id]
+        assert m.options[m.answer_idx] == r.options[r.answer_idx]
+    assert moved.loc["c", "abstain_idx"] == 2
