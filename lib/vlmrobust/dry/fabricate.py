@@ -44,7 +44,7 @@ import pandas as pd
 from PIL import Image
 
 from ..repro import rng as seeded_rng
-from ..schema import LETTERS
+from ..schema import LETTERS, MAX_OPTIONS
 from ..synth.glyphs import SIGN_CHARS, glyph
 from ..synth.raster import COLOURS, SHAPES, SIGN_BOARD_RGB, SIGN_INK_RGB, render_chart, shape_mask
 
@@ -77,9 +77,9 @@ class Bench:
     extra: dict = field(default_factory=dict)
 
 
-def _cols(*names: str, letters: str = "ABCD") -> tuple[str, ...]:
-    """Column names with ``"*"`` standing for the option columns ``letters``."""
-    return tuple(c for n in names for c in (letters if n == "*" else [n]))
+def _cols(*names: str, n_letters: int = 4) -> tuple[str, ...]:
+    """Column names with ``"*"`` standing for the option columns, the first ``n_letters`` of ``LETTERS``."""
+    return tuple(c for n in names for c in (LETTERS[:n_letters] if n == "*" else [n]))
 
 
 _SEED9 = [("Scene Understanding", "scene"), ("Instance Identity", "shape"), ("Instance Attributes", "colour"),
@@ -116,7 +116,7 @@ BENCHES: dict[str, Bench] = {
     "~/LMUData/LEGO.tsv": Bench(_cols("index", "question", "*", "answer", "category", "image", "image_path"),
                                 tuple(_LEGO + _LEGO[4:]), start=100),
     "~/LMUData/MME-RealWorld-Lite.tsv": Bench(_cols("index", "question", "*", "answer", "category", "l2-category",
-                                                    "image", letters="ABCDE"), tuple(_RW * 2), options=5, start=0),
+                                                    "image", n_letters=MAX_OPTIONS), tuple(_RW * 2), options=5, start=0),
     "~/LMUData/MMT-Bench_VAL.tsv": Bench(_cols("index", "question", "*", "answer", "category", "l2-category",
                                                "image"), tuple(_MMT * 2), backref=(5,)),
     "~/LMUData/MMStar.tsv": Bench(_cols("index", "question", "*", "answer", "category", "l2-category", "image"),
@@ -128,17 +128,17 @@ BENCHES: dict[str, Bench] = {
                "split": "dev"}),
     "data/bench_c.tsv": Bench(
         _cols("index", "question", "hint", "*", "answer", "category", "l2-category", "image", "source",
-              letters="ABCDE"), tuple(_MMB[:3] + _RW[:3] + _MMT[2:5] + _MMSTAR[3:6]),
+              n_letters=MAX_OPTIONS), tuple(_MMB[:3] + _RW[:3] + _MMT[2:5] + _MMSTAR[3:6]),
         extra={"source": tuple(_SOURCES[i % 6] for i in range(12)),
                "hint": tuple(_HINT if i % 4 == 1 else None for i in range(12))}),
     "data/SEEDBench_IMG.tsv": Bench(_cols("index", "question", "*", "answer", "category", "image"),
                                     tuple((c, "", k) for c, k in _SEED9 for _ in range(2)), backref=(3, 11), start=1),
     "data/MMMU_DEV_VAL.tsv": Bench(
         _cols("index", "id", "question", "*", "answer", "category", "l2-category", "image", "image_path", "split",
-              letters="ABCDEFGHI"), tuple(_MMMU), fmt="PNG", marker=True,
+              n_letters=9), tuple(_MMMU), fmt="PNG", marker=True,
         extra={"split": ("dev", "dev") + ("validation",) * 12}),
     "data/bruce.tsv": Bench(
-        _cols("index", "question", "hint", "*", "answer", "category", "l2-category", "image", letters="ABCDE"),
+        _cols("index", "question", "hint", "*", "answer", "category", "l2-category", "image", n_letters=MAX_OPTIONS),
         tuple([("ScienceQA-Chemistry", "chemistry", k) for k in ("colour:2", "shape:3", "count", "text:2")]
               + [("MMJEE-Chemistry-MCQ", "chemistry", k) for k in ("count", "spatial", "location", "shape")]
               + [("MathVista-MCQ", "math", k) for k in ("chart", "count:5", "chart", "spatial")]),
