@@ -49,7 +49,6 @@ def _sync(device: str) -> None:
 def twin_timings(device: str, names: list[str] | None = None, n_items: int = 4) -> list[dict]:
     """Score ``n_items`` synthetic items with every VLM twin (or ``names``) on the CPU and on ``device``; a row each."""
     import numpy as np
-    import pandas as pd
 
     from .. import models, score, synth
     from . import twins
@@ -62,8 +61,7 @@ def twin_timings(device: str, names: list[str] | None = None, n_items: int = 4) 
         model, proc = twins.BUILDERS[name](twins.default_texts(), seed=0)
         twins.unblind(model, 0)
         lm = models.LoadedModel(model, proc, proc.tokenizer, "letters", name, None, name=name)
-        times = {}
-        tables = {}
+        times, tables = {}, {}
         for where, run in (("cpu", "cpu"), (device, "device_first"), (device, "device")):
             model.to(where)
             _sync(where)
@@ -71,7 +69,7 @@ def twin_timings(device: str, names: list[str] | None = None, n_items: int = 4) 
             tables[run] = score.predict(lm, items, images, methods=["letter", "loglik"], batch_size=n_items)
             _sync(where)
             times[run] = time.perf_counter() - t0
-        a, b = (pd.DataFrame(tables[k]).sort_values(["method", "item_id"]) for k in ("cpu", "device"))
+        a, b = (tables[k].sort_values(["method", "item_id"]) for k in ("cpu", "device"))
         dp = max(float(np.abs(np.asarray(x, float) - np.asarray(y, float)).max()) for x, y in zip(a.probs, b.probs, strict=True))
         rows.append({"twin": name, "architecture": type(model).__name__, "cpu_s": round(times["cpu"], 3),
                      "device_first_s": round(times["device_first"], 3), "device_s": round(times["device"], 3),

@@ -61,6 +61,22 @@ def _one_scoring(pred: pd.DataFrame) -> pd.DataFrame:
     return pred
 
 
+def _check_reference(pred: pd.DataFrame, reference: str) -> None:
+    if reference not in set(pred["model"]):
+        raise ValueError(f"reference {reference!r} is not among the models {sorted(pred['model'].unique())}")
+
+
+def _weights(n: int, n_boot: int, rng: np.random.Generator | None, key: str) -> np.ndarray:
+    """Row 0: every item once (the point estimate); rows 1..n_boot: bootstrap resample counts."""
+    return np.vstack([np.ones(n), resample_counts(n, n_boot, rng if rng is not None else repro.rng(key))])
+
+
+def _with_interval(name: str, v: np.ndarray, ci: float) -> dict:
+    """``name``, ``name_lo``, ``name_hi`` from ``v`` = point estimate then replicates (NaN interval without any)."""
+    lo, hi = percentile_interval(v[1:, None], ci)
+    return {name: float(v[0]), f"{name}_lo": float(lo[0]), f"{name}_hi": float(hi[0])}
+
+
 def error_cells(pred: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str]]:
     """Per item and per (model, perturbation, level) cell: wrong answers and rows, as ``(cells, wrong, n, items)``.
 
@@ -104,8 +120,7 @@ def _ce(E: np.ndarray, cells: pd.DataFrame, reference: str) -> pd.DataFrame:
 
 def corruption_errors(pred: pd.DataFrame, reference: str) -> pd.DataFrame:
     """CE and relative CE per model and corruption against ``reference`` (module docstring)."""
-    if reference not in set(pred["model"]):
-        raise ValueError(f"reference {reference!r} is not among the models {sorted(pred['model'].unique())}")
+    _check_reference(pred, reference)
     cells, wrong, n, _ = error_cells(pred)
     out = _ce((wrong.sum(0) / n.sum(0))[None], cells, reference)
     out["CE"], out["rCE"] = [float(v[0]) for v in out.CE], [float(v[0]) for v in out.rCE]
@@ -115,11 +130,9 @@ def corruption_errors(pred: pd.DataFrame, reference: str) -> pd.DataFrame:
 def mce(pred: pd.DataFrame, reference: str, *, n_boot: int = 1000, rng: np.random.Generator | None = None,
         ci: float = 0.95) -> pd.DataFrame:
     """mCE and relative mCE per model with percentile intervals over items (module docstring)."""
-    if reference not in set(pred["model"]):
-        raise ValueError(f"reference {reference!r} is not among the models {sorted(pred['model'].unique())}")
+    _check_reference(pred, reference)
     cells, wrong, n, items = error_cells(pred)
-    W = resample_counts(len(items), n_boot, rng if rng is not None else repro.rng("card.mce"))
-    sums = replicate_sums(np.vstack([np.ones(len(items)), W]), np.hstack([wrong, n]))
+    sums = replicate_sums(_weights(len(items), n_boot, rng, "card.mce"), np.hstack([wrong, n]))
     with np.errstate(divide="ignore", invalid="ignore"):
         E = sums[:, : len(cells)] / sums[:, len(cells):]
     per = _ce(E, cells, reference)
@@ -127,9 +140,7 @@ def mce(pred: pd.DataFrame, reference: str, *, n_boot: int = 1000, rng: np.rando
     for m, g in per.groupby("model", sort=True):
         row = {"model": m, "reference": reference, "n_corruptions": len(g), "n_items": len(items)}
         for key, col in (("mCE", "CE"), ("rel_mCE", "rCE")):
-            v = np.stack(list(g[col]), 1).mean(1)  # NaN if any corruption has no CE
-            lo, hi = percentile_interval(v[1:, None], ci) if n_boot else (np.array([np.nan]),) * 2
-            row |= {key: float(v[0]), f"{key}_lo": float(lo[0]), f"{key}_hi": float(hi[0])}
+            row |= _with_interval(key, np.stack(list(g[col]), 1).mean(1), ci)  # NaN if any corruption has no CE
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -195,8 +206,7 @@ def answer_order_flips(pred: pd.DataFrame, orders: pd.DataFrame, *, n_boot: int 
     content = np.array([o[j] for o, j in zip(perm.order, pk, strict=True)])
     perm = perm.assign(flip=(content != p0).astype(float), position=((pk == p0) & (content != p0)).astype(float))
     items = sorted(perm.item_id.astype(str).unique())
-    W = np.vstack([np.ones(len(items)), resample_counts(len(items), n_boot, rng if rng is not None
-                                                        else repro.rng("card.order-flips"))])
+    W = _weights(len(items), n_boot, rng, "card.order-flips")
     rows = []
     for m, g in perm.groupby("model", sort=True):
         ii = pd.Index(items).get_indexer(g.item_id.astype(str))
@@ -204,10 +214,7 @@ def answer_order_flips(pred: pd.DataFrame, orders: pd.DataFrame, *, n_boot: int 
         np.add.at(X, ii, np.c_[g.flip, g.position, np.ones(len(g))])
         s = replicate_sums(W, X)
         row = {"model": m, "n_items": int((X[:, 2] > 0).sum()), "n_orders": len(g)}
-        for k, name in ((0, "flip_rate"), (1, "position_rate")):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                v = s[:, k] / s[:, 2]
-            lo, hi = percentile_interval(v[1:, None], ci) if n_boot else (np.array([np.nan]),) * 2
-            row |= {name: float(v[0]), f"{name}_lo": float(lo[0]), f"{name}_hi": float(hi[0])}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            row |= _with_interval("flip_rate", s[:, 0] / s[:, 2], ci) | _with_interval("position_rate", s[:, 1] / s[:, 2], ci)
         rows.append(row)
     return pd.DataFrame(rows)
