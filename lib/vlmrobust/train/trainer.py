@@ -36,7 +36,7 @@ from .. import repro
 from ..schema import OPTION_LETTERS
 from .checkpoints import load_grown, load_vision, save_ckpt, stage_ckpt, zoo_state
 from .config import Stage, TrainConfig, load_config, runs_root
-from .losses import calibration_table, fill_talk, lm_loss, probe_loss
+from .losses import calibration_table, fill_own_errors, fill_talk, lm_loss, probe_loss
 from .modelcfg import build_model, count_parameters
 from .processor import build_processor, num_image_tokens
 from .stream import (
@@ -46,16 +46,24 @@ from .stream import (
 from .tokenizer import build_tokenizer, build_vocabulary
 from .workers import BatchWorker
 
-__all__ = ["vocabulary_texts", "organism_tokenizer", "train", "Trained"]
+__all__ = ["VOCABULARY_TEMPLATES", "vocabulary_texts", "organism_tokenizer", "train", "Trained"]
+
+
+#: The prompt templates whose words are in the organisms' vocabulary. The list is frozen: a template added
+#: later (for real models, e.g. seed 003's yes/no or seed 002's POPE wording) must not change the vocabulary,
+#: since a new word re-numbers the words after it and a fine-tune from shipped weights would then read
+#: scrambled embeddings. Words outside the vocabulary encode as ``[UNK]``.
+VOCABULARY_TEMPLATES: tuple[str, ...] = ("vlmrobust", "seed002_mcq", "seed003", "open", "vlmrobust_conf_v2",
+                                         "vlmrobust_conf_v3", "seed003_conf_v2", "seed003_conf_v3")
 
 
 def vocabulary_texts(sample_per_family: int = 20) -> list[str]:
     """Every text the organisms can meet: the synthetic world's vocabulary, the prompt
-    templates of :mod:`vlmrobust.models`, the hint, plus words of sampled items."""
+    templates of :data:`VOCABULARY_TEMPLATES`, the hint, plus words of sampled items."""
     from .. import models, synth
 
     texts = [str(w) for w in synth.vocabulary()]
-    for tpl in models.TEMPLATES.values():
+    for tpl in (models.TEMPLATES[name] for name in VOCABULARY_TEMPLATES):
         texts += [tpl.head.replace("{question}", ""), tpl.tail, tpl.prefill, tpl.option.replace("{letter}", "A").replace("{text}", "")]
     texts += [models.CONFIDENCE_REQUEST, HINT.format(value=""), "Answer with a word."]
     for fam in synth.FAMILIES:
@@ -278,6 +286,8 @@ def train(config: str | Path | dict | TrainConfig, *, runs_dir: str | Path | Non
                     logf.write(json.dumps(rec) + "\n")
                 if "talk_rows" in batch:
                     fill_talk(model, batch, letter_ids, talk_table, talk_enc)
+                if "own_error_rows" in batch:
+                    fill_own_errors(model, batch, letter_ids)
                 if stage.kind == "vision":
                     loss, stats = probe_loss(model, probe, batch)
                 else:
