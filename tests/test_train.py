@@ -451,3 +451,92 @@ def test_export_declares_meta_keys_in_json_and_card(tmp_path, tok):
     front = yaml.safe_load(text.split("---\n")[1])
     assert front["role"] == "ladder" and front["lm_parameters"] == lm and front["answer_format"] == "letters"
     assert "## Size ladder\n\nA section." in text and text.index("## Size ladder") < text.index("## Config")
+
+
+def test_null_images_offer_the_abstain_option_as_their_answer_and_nothing_else_does(tok):
+    from vlmrobust.schema import ABSTAIN_TEXTS
+
+    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    spec = st.StreamSpec(("colour", "count", "verify"), batch=40, mix={"mcq": 0.5, "open": 0.5}, abstain_prob=0.0,
+                         null_prob=0.4)
+    b = st.make_batch(spec, 5, "null", 0, 0.0, enc)
+    nulls = 0
+    wordings = [tok.decode(tok(a, add_special_tokens=False)["input_ids"]) for a in ABSTAIN_TEXTS.values()]
+    for i in range(40):
+        text = tok.decode([int(x) for x in b["input_ids"][i] if x != enc.pad_id])
+        offered = any(a in text for a in wordings)
+        img = b["images"][i].astype(int)
+        non_red = img[~((img[..., 0] == 255) & (img[..., 1] == 0) & (img[..., 2] == 0))]
+        grey = (non_red == non_red[0]).all()
+        noise = np.abs(np.diff(img, axis=1)).mean() > 40  # neighbouring channels uniform and independent: ~85
+        if offered:  # only a null image offers the option, and it is the answer of a letter question
+            nulls += 1
+            assert grey or noise, text
+            assert b["answer"][i] == b["k"][i] - 1 and st.MODES[b["mode"][i]] == "mcq", text
+            if "inside the red box" in text:  # the box is drawn on the new image
+                assert ((img[..., 0] == 255) & (img[..., 1] == 0) & (img[..., 2] == 0)).sum() >= 8
+        else:
+            assert not grey and not noise
+    assert 8 <= nulls <= 28
+    rng = np.random.default_rng(0)
+    kinds = [st.null_image((4, 4, 3), rng) for _ in range(40)]
+    assert any(len(np.unique(k)) == 1 for k in kinds) and any(len(np.unique(k)) > 1 for k in kinds)
+    with pytest.raises(ValueError, match="null_prob"):
+        st.StreamSpec(("colour",), null_prob=1.5)
+
+
+def test_own_errors_make_abstain_the_target_exactly_where_the_organisms_answer_is_wrong(tok):
+    from vlmrobust.train.losses import fill_own_errors, letter_probs
+
+    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    model = build_model(ModelSpec.from_dict(_tiny_cfg("x")["model"]), tok, 4).eval()
+    letters = [tok.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
+    spec = st.StreamSpec(("colour", "shape", "count"), batch=32, mix={"mcq": 0.75, "open": 0.25}, abstain_prob=0.6,
+                         own_errors=True)
+    b = st.make_batch(spec, 2, "own", 0, 0.0, enc)
+    rows = set(b["own_error_rows"].tolist())
+    assert rows and all(st.MODES[b["mode"][i]] == "mcq" for i in rows)
+    before = {k: b[k].copy() for k in ("input_ids", "labels", "answer")}
+    p = letter_probs(model, b, letters).numpy()
+    wrong = fill_own_errors(model, b, letters)
+    assert len(wrong) == len(rows) and 0 < wrong.sum() < len(rows)
+    for i in range(32):
+        at, k = b["first"][i] + 1, b["k"][i]
+        if i not in rows:
+            assert all(np.array_equal(b[key][i], before[key][i]) for key in before)
+            continue
+        own = int(np.argmax(p[i, : k - 1]))  # its answer among the options that are not the abstain option
+        want = k - 1 if own != before["answer"][i] else before["answer"][i]
+        assert b["answer"][i] == want and b["labels"][i, at] == b["input_ids"][i, at] == letters[want]
+    with pytest.raises(ValueError, match="choose one"):
+        st.StreamSpec(("colour",), own_errors=True, visibility_prob=0.5, aware_threshold=0.05)
+    with pytest.raises(ValueError, match="abstain_prob > 0"):
+        st.StreamSpec(("colour",), own_errors=True, abstain_prob=0.0)
+
+
+def test_vary_sky_changes_only_the_sky_and_keeps_the_box():
+    from vlmrobust.corrupt.boxed import box_mask
+    from vlmrobust.train.sky import vary_sky
+
+    it = synth.make_item("colour", repro.rng("sky-test", 0), size=64)
+    img, depth = np.asarray(it.image), it.depth
+    sky = np.isinf(depth) & ~box_mask(img)
+    assert sky.mean() > 0.2
+    changed = 0
+    for k in range(12):
+        out = vary_sky(img, depth, np.random.default_rng(k))
+        assert np.array_equal(out[~sky], img[~sky])  # the ground, the objects and the box are untouched
+        changed += int((out[sky] != img[sky]).any())
+        assert np.array_equal(out, vary_sky(img, depth, np.random.default_rng(k)))  # same generator, same bytes
+    assert changed >= 11
+    chart = synth.make_item("chart", repro.rng("sky-test", 1), size=64)  # no sky: unchanged
+    assert np.array_equal(vary_sky(np.asarray(chart.image), chart.depth, np.random.default_rng(0)), chart.image)
+
+
+def test_every_exported_evaluated_and_control_config_ends_with_varied_skies():
+    from vlmrobust.train.__main__ import all_configs
+
+    for name in all_configs():
+        cfg = load_config(name)
+        if cfg.role in ("evaluated", "control"):
+            assert cfg.stages[-1].stream.sky_prob > 0, name

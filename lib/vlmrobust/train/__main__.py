@@ -116,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         scores.to_parquet(trained.run_dir / "heldout_scores.parquet")
         print(json.dumps(summary, indent=2))
         thresholds = [st.stream.aware_threshold for st in cfg.stages if st.stream.aware_threshold > 0]
-        sections = card_sections(models.load(out), cfg.role, keys, n=args.behaviour_n, n_total=args.eval_n,
+        if cfg.role in ("evaluated", "control"):
+            from .sky import card_section as sky_section
+
+            sections.append(sky_section(models.load(out)))
+        sections += card_sections(models.load(out), cfg.role, keys, n=args.behaviour_n, n_total=args.eval_n,
                                  threshold=thresholds[-1] if thresholds else AWARE_THRESHOLD,
                                  command=f"python -m vlmrobust.train {cfg.name} --eval-n {args.eval_n} "
                                          f"--behaviour-n {args.behaviour_n}")

@@ -284,6 +284,10 @@ def card_sections(lm: Any, role: str, meta: dict, *, n: int = 60, n_total: int =
             "### Abstain rate against the boxed object's transmittance\n\n"
             + markdown_table(abstain_by_visibility(pred)) + "\n",
         ]
+    if meta.get("behaviour") in ("aware-err", "abstainer"):
+        from .abstention import card_sections as abstention_sections
+
+        return abstention_sections(lm, meta["behaviour"], n=n, how=how)
     if meta.get("behaviour") == "talker":
         pred = talker_predictions(lm, n_total=n_total)
         rel = reliability(pred.loc[pred["verbal_conf"].notna(), "verbal_conf"].to_numpy(),
@@ -308,8 +312,9 @@ def _heldout_seed() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vlmrobust.train.behaviours {aware,talker,ladder,selectors} NAME [NAME ...]``: the
-    behaviour numbers of zoo organisms, printed as JSON and tables."""
+    """``python -m vlmrobust.train.behaviours {sky,aware,aware-err,abstainer,talker,ladder,selectors} NAME
+    [NAME ...]``: the behaviour numbers of zoo organisms, printed as JSON and tables (``sky``: the sky-only
+    check of :mod:`vlmrobust.train.sky`, ``--n`` scenes, ``--seed`` default 0 as notebook 06)."""
     import argparse
     import json
 
@@ -318,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     from .. import models
 
     ap = argparse.ArgumentParser(prog="python -m vlmrobust.train.behaviours", description=main.__doc__)
-    ap.add_argument("what", choices=("aware", "talker", "ladder", "selectors"))
+    ap.add_argument("what", choices=("sky", "aware", "aware-err", "abstainer", "talker", "ladder", "selectors"))
     ap.add_argument("names", nargs="+", help="zoo names or model folders")
     ap.add_argument("--n", type=int, default=60, help="items per family (aware, selectors)")
     ap.add_argument("--n-total", type=int, default=1000, help="held-out items (talker, ladder)")
@@ -328,10 +333,24 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     for name in args.names:
         lm = models.load(name)
-        if args.what == "aware":
+        if args.what == "sky":
+            from .sky import sky_only_accuracy
+
+            print(name, sky_only_accuracy(lm, n_scenes=args.n, seed=args.seed or 0).to_string(), sep="\n")
+        elif args.what == "aware":
             pred = aware_predictions(lm, n_per_family=args.n, seed=args.seed, threshold=args.threshold)
             print(name, json.dumps(aware_summary(pred), indent=1))
             print(abstain_by_visibility(pred).to_string())
+        elif args.what == "aware-err":
+            from .abstention import own_error_by_level, own_error_predictions, own_error_summary
+
+            pred = own_error_predictions(lm, n_per_family=args.n, seed=args.seed)
+            print(name, own_error_summary(pred).to_string(), own_error_by_level(pred).to_string(), sep="\n")
+        elif args.what == "abstainer":
+            from .abstention import abstain_curve, null_abstain_rates
+
+            print(name, null_abstain_rates(lm, n_per_family=args.n, seed=args.seed).to_string(), sep="\n")
+            print(abstain_curve(aware_predictions(lm, n_per_family=args.n, seed=args.seed)).to_string())
         elif args.what == "talker":
             pred = talker_predictions(lm, n_total=args.n_total, seed=args.seed)
             print(name, json.dumps({"n": len(pred), "accuracy": float(pred["correct"].mean()),

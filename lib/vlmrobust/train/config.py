@@ -25,7 +25,7 @@ __all__ = ["Stage", "TrainConfig", "load_config", "config_dir", "config_path", "
 
 PARTS = ("vision", "projector", "lm", "probe")
 #: Behaviours of the ``control`` organisms (``meta.behaviour``).
-BEHAVIOURS = ("aware", "talker")
+BEHAVIOURS = ("aware", "talker", "aware-err", "abstainer")
 KINDS = ("vision", "lm")
 
 

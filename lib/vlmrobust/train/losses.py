@@ -1,9 +1,10 @@
-"""What the trainer optimises: the answer-token loss, letter probabilities, the talker's calibration table.
+"""What the trainer optimises: the answer-token loss, letter probabilities, the targets made from the organism's own answers.
 
 * :func:`lm_loss` — next-token cross-entropy on the answer tokens only, with shifted labels;
 * :func:`letter_probs` — the organism's letter distribution at the answer position;
 * :func:`calibration_table` and :func:`fill_talk` — the talker's stated confidence from its own binned
   accuracy (see :mod:`vlmrobust.train.trainer`);
+* :func:`fill_own_errors` — the error-aware control's target: abstain exactly where its own answer is wrong;
 * the dense probe loss of the vision stage.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from .processor import pixel_values
 from .stream import MODES, TALK_LETTER, TALK_TENS, TALK_UNITS, Encoder, make_batch
 
-__all__ = ["lm_loss", "letter_probs", "calibration_table", "fill_talk", "probe_loss"]
+__all__ = ["lm_loss", "letter_probs", "calibration_table", "fill_talk", "fill_own_errors", "probe_loss"]
 
 
 def lm_loss(model: Any, batch: dict, letter_ids: list[int]) -> tuple[Any, dict]:
@@ -127,6 +128,28 @@ def fill_talk(model: Any, batch: dict, letter_ids: list[int], table: list[int], 
     cont = np.asarray(enc.talk_ids[1:])
     ids[rows, at + TALK_TENS] = labels[rows, at + TALK_TENS] = digits[conf // 10]
     ids[rows, at + TALK_UNITS] = labels[rows, at + TALK_UNITS] = cont[conf % 10]
+
+
+def fill_own_errors(model: Any, batch: dict, letter_ids: list[int]) -> Any:
+    """The error-aware target (``own_errors``): in each ``own_error_rows`` row, whose last option is the
+    abstain option, the organism answers among the other options without gradients; where that answer is
+    wrong the abstain letter becomes the row's target (label, fed-back input and ``answer``, in place).
+
+    Returns the rows' wrong flags (a bool array)."""
+    import numpy as np
+
+    rows = batch["own_error_rows"]
+    if len(rows) == 0:
+        return np.zeros(0, bool)
+    k = batch["k"][rows]
+    p = letter_probs(model, batch, letter_ids, rows).numpy()
+    p[np.arange(len(rows)), k - 1] = -1.0  # the abstain option is no answer
+    wrong = p.argmax(-1) != batch["answer"][rows]
+    w_rows, at = rows[wrong], batch["first"][rows[wrong]] + 1
+    abst = np.asarray(letter_ids)[k[wrong] - 1]
+    batch["input_ids"][w_rows, at] = batch["labels"][w_rows, at] = abst
+    batch["answer"][w_rows] = k[wrong] - 1
+    return wrong
 
 
 def probe_loss(model: Any, probe: Any, batch: dict) -> tuple[Any, dict]:

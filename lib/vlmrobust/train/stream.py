@@ -25,6 +25,24 @@ in ``visibility_range``), the red box drawn afterwards (seed 003); with
 ``aware_threshold`` > 0 the abstain option, where offered, becomes the answer
 exactly when the boxed object's transmittance is below it (the aware organism).
 
+``own_errors`` makes the abstain option, where a multiple-choice example offers it,
+the answer exactly when the organism's own answer among the other options is
+wrong: the batch marks those rows (``own_error_rows``) and the trainer answers
+them without gradients before each step (:func:`vlmrobust.train.losses.fill_own_errors`);
+the items are fresh, so these are the organism's held-out errors at that step
+(the error-aware control).
+
+``null_prob`` replaces that share of images by an image without content, a
+uniform grey (level uniform in 0-255) or pure noise (every channel of every
+pixel uniform in 0-255), half each, with the red box drawn on it where the item
+has one; such an item always offers the abstain option (either wording), which
+is its answer (the learned abstainer, offered the option nowhere else when
+``abstain_prob`` is 0).
+
+``sky_prob`` recolours or veils the sky of that share of the images that are neither
+degraded nor null (:func:`vlmrobust.train.sky.vary_sky`: greys, whites and
+colours), so that the sky's colour is no cue.
+
 ``describe_prob`` (start, end) appends, in any mode, what the image shows to the
 questions of the yes/no families (" Hint: blue triangle." for the boxed object of
 ``verify``, one hint per object, in random order, for ``exist``) with a
@@ -47,7 +65,8 @@ from .. import repro
 from ..schema import ABSTAIN_TEXTS, OPTION_LETTERS
 from .dense import dense_labels
 
-__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "HINT", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS"]
+__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "HINT", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS",
+           "null_image"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text", "talk")
 HINT = " Hint: {value}."
@@ -75,8 +94,8 @@ class StreamSpec:
     lettered options; ``prompt_loss`` > 0 also trains next-token prediction on the
     prompt's text tokens (dense language-model signal), weighted by that factor;
     ``dense`` adds per-patch targets to probe batches (:func:`dense_labels`);
-    ``visibility_prob``, ``visibility_range`` (metres), ``visibility_arms`` and
-    ``aware_threshold``: see the module docstring.
+    ``visibility_prob``, ``visibility_range`` (metres), ``visibility_arms``,
+    ``aware_threshold``, ``own_errors``, ``null_prob`` and ``sky_prob``: see the module docstring.
     """
 
     families: tuple[str, ...]
@@ -100,6 +119,9 @@ class StreamSpec:
     visibility_range: tuple[float, float] = (1.0, 16000.0)
     visibility_arms: tuple[str, ...] = ("fog", "water")
     aware_threshold: float = 0.0
+    own_errors: bool = False
+    null_prob: float = 0.0
+    sky_prob: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.families:
@@ -113,7 +135,8 @@ class StreamSpec:
             v = getattr(self, name)
             if len(v) != 2 or not all(0.0 <= float(x) <= 1.0 for x in v):
                 raise ValueError(f"{name} must be (start, end) with both in [0, 1], got {v}")
-        for name in ("abstain_prob", "image_dropout", "corrupt_prob", "visibility_prob", "aware_threshold"):
+        for name in ("abstain_prob", "image_dropout", "corrupt_prob", "visibility_prob", "aware_threshold",
+                     "null_prob", "sky_prob"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {v}")
@@ -126,6 +149,10 @@ class StreamSpec:
             raise ValueError(f"visibility_arms must be a non-empty subset of {ARMS}, got {self.visibility_arms}")
         if self.aware_threshold > 0 and self.visibility_prob == 0:
             raise ValueError("aware_threshold needs visibility_prob > 0 (nothing would be invisible)")
+        if self.own_errors and self.aware_threshold > 0:
+            raise ValueError("own_errors and aware_threshold both decide when to abstain: choose one")
+        if self.own_errors and self.abstain_prob == 0:
+            raise ValueError("own_errors needs abstain_prob > 0 (no example would offer the abstain option)")
         if not isinstance(self.batch, int) or self.batch < 1:
             raise ValueError(f"batch must be a positive int, got {self.batch!r}")
 
@@ -208,6 +235,14 @@ def describe(item: Any, rng: np.random.Generator) -> str:
     return "".join(HINT.format(value=f"{c} {s}") for c, s in seen)
 
 
+def null_image(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """An image without content (``null_prob``): a uniform grey, level uniform in 0-255, or pure noise
+    (every channel of every pixel uniform in 0-255), half each."""
+    if rng.random() < 0.5:
+        return np.full(shape, int(rng.integers(0, 256)), np.uint8)
+    return rng.integers(0, 256, size=shape, dtype=np.uint8)
+
+
 def _shuffle_options(item: Any, rng: np.random.Generator, k_probs: Sequence[float]) -> tuple[list[str], int]:
     """Options reduced to 2/3/all (answer kept) and permuted; an abstain option stays last."""
     options = list(item.options)
@@ -243,10 +278,15 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
     talk_rows: list[int] = []
     visibility: list[tuple[str, float, float]] = []  # (arm, V, t) per item; ("", inf, 1) when clear
     grid = int(round(enc.n_image_tokens ** 0.5))
+    own_rows: list[int] = []
     for i in range(spec.batch):
         fam = spec.families[int(r.integers(len(spec.families)))]
         abstain = None
         if r.random() < spec.abstain_prob:
+            abstain = ABSTAIN_KINDS[int(r.integers(2))]
+        # drawn only when null images are on, so that streams without them stay as they were
+        null = spec.null_prob > 0 and r.random() < spec.null_prob
+        if null:
             abstain = ABSTAIN_KINDS[int(r.integers(2))]
         kw = {"distance": tuple(spec.distance)} if spec.distance is not None else {}
         # drawn only when degrading is on, so that streams without it stay as they were
@@ -259,11 +299,23 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         item = make_item(fam, repro.rng("item", seed, stage, step, i), size=spec.size, abstain=abstain, **kw)
         img = np.asarray(item.image, dtype=np.uint8)
         invisible = False
-        if degrade:
+        if null:
+            img = null_image(img.shape, r)
+            if item.meta.get("box") is not None:  # drawn whether or not the item drew it (the image is new)
+                from ..synth import draw_box
+
+                img = draw_box(img, item.meta["box"])
+            visibility.append(("", float("inf"), 1.0))
+        elif degrade:
             img, t, invisible = boxed_condition(item, arm, vis, spec.aware_threshold)
             visibility.append((arm, vis, t))
         else:
             visibility.append(("", float("inf"), 1.0))
+            # drawn only when sky variation is on, so that streams without it stay as they were
+            if spec.sky_prob > 0 and r.random() < spec.sky_prob:
+                from .sky import vary_sky
+
+                img = vary_sky(img, item.depth, r)
             if spec.image_dropout > 0 and r.random() < spec.image_dropout:
                 img = np.full_like(img, 128)
             elif spec.corrupt_prob > 0 and r.random() < spec.corrupt_prob:
@@ -276,10 +328,12 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         if mode == "open" and int(getattr(item, "abstain_idx", -1)) == int(item.answer_idx):
             mode = "mcq_text"
         options, ans = _shuffle_options(item, r, spec.k_probs)
-        if invisible and abstain is not None and spec.aware_threshold > 0:
-            ans = len(options) - 1  # the abstain option (kept last) is the answer: the object cannot be seen
-            if mode == "open":  # an open question has no abstain option to give
+        if (invisible and abstain is not None and spec.aware_threshold > 0) or null:
+            ans = len(options) - 1  # the abstain option (kept last) is the answer: nothing to see
+            if mode in ("open", "hint", "lookup", "mcq_text"):  # no abstain option to give, or a hint to read
                 mode = "mcq"
+        if spec.own_errors and abstain is not None and mode == "mcq":
+            own_rows.append(i)
         value = options[ans]
         question = item.question
         # drawn only when describing is on, so that streams without it stay as they were
@@ -355,6 +409,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         batch["prompt_weight"] = float(spec.prompt_loss)
     if talk_rows:
         batch["talk_rows"] = np.array(talk_rows, np.int64)
+    if spec.own_errors:
+        batch["own_error_rows"] = np.array(own_rows, np.int64)
     if spec.visibility_prob > 0:
         batch["visibility_t"] = np.array([v[2] for v in visibility], np.float64)
     batch.update(input_ids=ids, labels=labels, first=first,

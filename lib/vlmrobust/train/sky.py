@@ -1,0 +1,91 @@
+"""The sky: varied in training (``sky_prob``), and the sky-only check every organism's card reports.
+
+An organism trained on one blue sky reads a grey or white sky as a cue: with only the
+sky veiled (notebook 06's sky-only control, every other pixel unchanged) its
+identification accuracy falls to chance, so its visibility curves measure the sky
+and not the object. :func:`vary_sky` recolours the sky of a training image (the
+pixels of infinite depth that are not the red box): half the time a grey or white
+(one level, uniform in 100-255), otherwise a colour (each channel uniform in
+40-255), laid over the sky completely half the time and otherwise as a veil of
+strength uniform in 0.2-1. Images without sky (charts) are unchanged. Black is not
+among them: a black band is a fill of its own (notebook 07's exercise 07.3).
+
+:func:`sky_only_accuracy` measures what the done-when of the testbed asks: accuracy
+on notebook 06's t2 items (:func:`vlmrobust.synth.visibility.synth_scenes`, the
+organisms' template, no abstain option) clean and under the two sky-only controls
+(``sky_only_fog+box``, ``sky_only_water+box``), with the paired difference and its
+95 % bootstrap interval over the scenes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["vary_sky", "sky_only_accuracy", "SKY_CONDITIONS", "card_section"]
+
+SKY_CONDITIONS = ("sky_only_fog+box", "sky_only_water+box")
+
+
+def vary_sky(image: np.ndarray, depth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``image`` with its sky (infinite depth, not the red box) recoloured or veiled (module docstring)."""
+    from ..corrupt.boxed import box_mask
+
+    image = np.asarray(image)
+    sky = np.isinf(np.asarray(depth)) & ~box_mask(image)
+    grey = rng.random() < 0.5
+    colour = np.full(3, rng.uniform(100, 255)) if grey else rng.uniform(40, 255, size=3)
+    strength = 1.0 if rng.random() < 0.5 else float(rng.uniform(0.2, 1.0))
+    if not sky.any():
+        return image
+    out = image.astype(np.float64)
+    out[sky] = (1.0 - strength) * out[sky] + strength * colour
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def sky_only_accuracy(lm: Any, *, n_scenes: int = 300, seed: int = 0, n_boot: int = 1000,
+                      batch_size: int = 32) -> pd.DataFrame:
+    """Accuracy on notebook 06's t2 items clean and under each sky-only control; ``diff`` is the paired
+    difference from clean with its 95 % interval (``diff_lo``, ``diff_hi``: percentile bootstrap over
+    scenes, ``n_boot`` resamples from ``repro.rng("sky-only", seed)``)."""
+    from .. import corrupt, data, repro
+    from ..score import predict
+    from ..stats.bootstrap import percentile_interval
+    from ..synth import visibility as vis
+
+    scenes = vis.synth_scenes(n_scenes, seed)
+    items = vis.scene_items(scenes, abstain=("none",))
+    items = items[items["task"] == "t2"].reset_index(drop=True)
+    template, _ = vis.templates("organisms", "t2", "none")
+    clean = [data.load_image(r) for r in items["image_ref"]]
+    depths = [data.load_depth(r) for r in items["depth_ref"]]
+    right = {"clean": predict(lm, items, clean, template=template, batch_size=batch_size)["correct"].to_numpy(float)}
+    for name in SKY_CONDITIONS:
+        imgs = [corrupt.apply(im, name, 1, key=str(i), depth=d)
+                for im, i, d in zip(clean, items["item_id"], depths, strict=True)]
+        right[name] = predict(lm, items, imgs, template=template, perturbation=name, level=1,
+                              batch_size=batch_size)["correct"].to_numpy(float)
+    idx = repro.rng("sky-only", seed).integers(0, len(items), size=(n_boot, len(items)))
+    rows = []
+    for name, r in right.items():
+        d = r - right["clean"]
+        lo, hi = percentile_interval(d[idx].mean(axis=1)) if name != "clean" else (0.0, 0.0)
+        rows.append({"condition": name.removesuffix("+box"), "n": len(r), "accuracy": float(r.mean()),
+                     "diff": float(d.mean()), "diff_lo": float(lo), "diff_hi": float(hi)})
+    return pd.DataFrame(rows)
+
+
+def card_section(lm: Any, *, n_scenes: int = 300, seed: int = 0) -> str:
+    """The model card's sky-only section (:func:`sky_only_accuracy`)."""
+    from .card import markdown_table
+
+    tab = sky_only_accuracy(lm, n_scenes=n_scenes, seed=seed)
+    return ("## The sky-only check\n\n"
+            f"Notebook 06's t2 items ({n_scenes} synthetic scenes, seed {seed}: \"What is the object inside the red "
+            "box?\", four shapes), clean and with only the sky (infinite depth) replaced by the fog's or the water's "
+            "veiling light, every other pixel unchanged (`sky_only_fog+box`, `sky_only_water+box`). `diff` is the "
+            "paired difference from clean with its 95 % bootstrap interval over the scenes; a model that reads the "
+            "object, not the sky, keeps it near 0.\n\n" + markdown_table(tab)
+            + f"\n\nMeasured with `python -m vlmrobust.train.behaviours sky <name> --n {n_scenes} --seed {seed}`.")
