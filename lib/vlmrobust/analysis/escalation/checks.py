@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
+from ...stats.correlation import spearman
 from ...stats.observations import Check
 from .paper_table import PAPER_TABLE_I, paper_rank_correlation
 from .replicates import interval
@@ -32,11 +32,7 @@ def _fmt(v, lo, hi) -> str:
 
 
 def _spearman(x, y) -> float:
-    x, y = np.round(np.asarray(x, float), 12), np.round(np.asarray(y, float), 12)
-    ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
-        return float("nan")
-    return float(spearmanr(x[ok], y[ok]).statistic)
+    return spearman(np.asarray(x, float), np.asarray(y, float))
 
 
 # ----------------------------------------------------------------------------- statistics of the run's tables
