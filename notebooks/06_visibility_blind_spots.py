@@ -468,8 +468,10 @@ display(table_8.round(2))
 # (undecided) when it straddles an edge or the run lacks the data, which `measured` then names. A claim made
 # "for some model" is a share of models with its interval. The controls are judged by what they are built
 # to do: `aware` abstains where its object's transmittance is below 0.05, so its V_aware must meet the V at
-# which half the objects cross that threshold; the error-aware organism `aware-err` (not in the zoo yet: its
-# row says so) must show $|W_{\mathrm{abstain}}| \le 0.1$.
+# which half the objects cross that threshold; the error-aware organism `aware-err`, trained to abstain exactly
+# where its own answer would be wrong, must show $|W_{\mathrm{abstain}}| \le 0.1$. The learned abstainer
+# `abstainer` is judged by nothing: it was offered the abstain option in training only on grey and noise images,
+# so its abstain curve under fog (Fig. 3, Table V) is a measurement of what it generalised, whatever it is.
 
 # %%
 COND = vobs.condition_means(vobs.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=internal), n_boot,

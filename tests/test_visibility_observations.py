@@ -280,6 +280,18 @@ def test_aware_err_control_holds_fails_and_is_absent():
     assert absent.reproduced is None and "aware-err" in absent.measured and "issue 25" in absent.measured
 
 
+def test_learned_abstainer_row_reports_blank_and_fog_and_claims_nothing():
+    spots = _spots([dict(model="ab", signal="abstain", w=0.3, w_lo=0.1, w_hi=0.5, w_kind="=")])
+    cond = vv.condition_means(_rows({("ab", "t2", "blank+box", 1, "abstain"): 0.9}), 100, repro.rng("t", 8))
+    row = controls.obs_learned_abstainer(cond, spots, {"ab": "abstainer"})
+    assert row.reproduced is None and "blank abstain rate 0.9" in row.measured and "at least 0.8" in row.measured
+    assert "W_abstain under fog" in row.measured and "0.3" in row.measured and "by construction" in row.check
+    low = vv.condition_means(_rows({("ab", "t2", "blank+box", 1, "abstain"): 0.2}), 100, repro.rng("t", 8))
+    assert "below 0.8" in controls.obs_learned_abstainer(low, spots, {"ab": "abstainer"}).measured
+    absent = controls.obs_learned_abstainer(cond, spots, {"ab": "aware"})
+    assert absent.reproduced is None and "not available" in absent.measured
+
+
 def test_observations_table_of_a_run():
     long = _long({"accuracy": SHARP, "internal": [0.95] * 9, "abstain": [0.0, 0, 0, 0, 0, 0.2, 0.9, 1, 1]})
     cube = vis.signal_cube(long)
@@ -289,9 +301,10 @@ def test_observations_table_of_a_run():
         cube, spots, n_boot=50, boot_rng=repro.rng("t-obs", 1), per7=_per7([110, 82, 67, 65, 55]), cond=cond,
         wordings=None, long=long, distances={s: 10.0 for s in cube.scenes}, behaviours={"m": ""},
         rng=repro.rng("t", 8))
-    assert len(table) == 19 and list(table.columns) == ["claim", "paper", "check", "measured", "reproduced"]
+    assert len(table) == 20 and list(table.columns) == ["claim", "paper", "check", "measured", "reproduced"]
     assert table.reproduced.iloc[0] is True  # the sharp fall
-    assert "aware-err" in table.measured.iloc[-1] and table.reproduced.iloc[-1] is None
+    assert "aware-err" in table.measured.iloc[-2] and table.reproduced.iloc[-2] is None
+    assert "'abstainer'" in table.measured.iloc[-1] and table.reproduced.iloc[-1] is None
     assert json.dumps(table.to_dict("records"), default=str)
 
 

@@ -14,7 +14,10 @@ so its abstain rate should cross 0.5 where the share of scenes with ``t < 0.05``
 does: :func:`obs_aware_control` compares its V_aware with that V. ``aware-err``
 (abstains where its answer would be wrong; another issue trains it) should have
 ``|W_abstain| <= 0.1``: :func:`obs_aware_err_control` says so, or that it is
-missing.
+missing. ``abstainer`` was offered the abstain option in training only on grey and
+noise images: :func:`obs_learned_abstainer` reports its blank-image abstain rate
+(trained for, so by construction) and its W_abstain under fog (a measurement,
+judged by nothing).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from .verdicts import ConditionMeans
 
 __all__ = ["AWARE_THRESHOLD", "obs_imagenet_tens_of_metres", "obs_imagenet_outside_band",
            "obs_imagenet_near_clean", "obs_controls_at_chance", "obs_blank_confidence", "obs_blank_abstain",
-           "obs_sky_only", "ideal_abstain_curve", "obs_aware_control", "obs_aware_err_control",
+           "obs_sky_only", "ideal_abstain_curve", "obs_aware_control", "obs_aware_err_control", "obs_learned_abstainer",
            "obs_verbal_wordings"]
 
 #: The aware organism's threshold on its object's luminance transmittance (``vlmrobust.train.degrade``).
@@ -279,6 +282,26 @@ def obs_aware_err_control(spots: pd.DataFrame, behaviours: Mapping[str, str], *,
         verdicts.append(w_verdict(r.w_kind, r.w_lo, r.w_hi, -tol, tol))
     return Check(claim, "the testbed's positive control for W (no such model in the paper)",
                  f"|W_abstain| <= {tol} on {task} {arm}, 95 % interval", "; ".join(parts), combine(verdicts))
+
+
+def obs_learned_abstainer(cond: ConditionMeans, spots: pd.DataFrame, behaviours: Mapping[str, str], *,
+                          task: str = "t2", arm: str = "fog", low: float = 0.8) -> Check:
+    """The learned abstainer: its blank-image abstain rate (trained for: by construction, ``reproduced``
+    None) and its W_abstain under ``arm`` (what it generalised from grey and noise images; no claim)."""
+    claim = "an organism that learned to abstain only on empty images: what it does under fog"
+    paper = "no such model in the paper (the testbed's learned abstainer)"
+    names = [m for m, b in behaviours.items() if b == "abstainer" and m in set(spots.model)]
+    if not names:
+        return Check(claim, paper, "", "not available: the zoo has no organism with behaviour 'abstainer'", None)
+    parts = []
+    for m in names:
+        a, lo, hi = cond.value(m, task, "blank+box", "abstain")
+        r = spots[(spots.model == m) & (spots.task == task) & (spots.arm == arm) & (spots.signal == "abstain")].iloc[0]
+        parts.append(f"{m}: blank abstain rate {interval_text(a, lo, hi)} ({'at least' if lo >= low else 'below'} "
+                     f"{low}); W_abstain under {arm} {r.w_kind if r.w_kind != '=' else ''} "
+                     f"{interval_text(r.w, r.w_lo, r.w_hi)}")
+    return Check(claim, paper, f"by construction on the blank image (trained to abstain there, rate >= {low}); "
+                 f"under {task} {arm} a measurement, judged by nothing", "; ".join(parts), None)
 
 
 def obs_verbal_wordings(wordings: ConditionMeans | None, models: Sequence[str], *, level: int = 8,

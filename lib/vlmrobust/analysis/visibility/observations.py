@@ -105,4 +105,5 @@ def visibility_observations(cube: SignalCube, spots: pd.DataFrame, *, n_boot: in
         controls.obs_sky_only(cond, models),
         controls.obs_aware_control(cube, means_reps, counts_w, distances, behaviours),
         controls.obs_aware_err_control(spots, behaviours),
+        controls.obs_learned_abstainer(cond, spots, behaviours),
     ])
