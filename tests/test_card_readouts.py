@@ -98,3 +98,33 @@ def test_option_orders_are_distinct_seeded_and_keep_the_abstain_option_in_place(
         m = moved.loc[r.item_id]
         assert m.options[m.answer_idx] == r.options[r.answer_idx]
     assert moved.loc["c", "abstain_idx"] == 2
+
+
+# ----------------------------------------------------------------------------- do the lenses agree
+
+
+def test_agreement_table_reads_each_pair_in_its_direction():
+    from vlmrobust import repro
+    from vlmrobust.analysis.card import agreement_checks, agreement_table
+
+    lenses = pd.DataFrame({"model": list("abcdefgh"), "drift": np.arange(8.0), "ras_loss": np.arange(8.0) ** 2,
+                           "rci": -np.arange(8.0), "noise": [3, 1, 4, 1, 5, 9, 2, 6.0]})
+    t = agreement_table(lenses, [("drift", "ras_loss", 1), ("drift", "rci", -1), ("drift", "rci", 1),
+                                 ("drift", "noise", 1)], n_boot=300, rng=repro.rng("t-agree", 0))
+    assert t.rho.tolist()[:3] == pytest.approx([1.0, -1.0, -1.0])
+    assert t.agrees.tolist()[:3] == [True, True, False]  # rci is read low = fragile: sign -1 agrees
+    assert t.agrees.iloc[3] is None and t.lo.iloc[3] < 0 < t.hi.iloc[3]  # an unrelated column: undecided
+    assert set(t.interval_from) == {"resampled models"} and (t.n_units == 8).all()
+    # paired item replicates are used when both columns have them
+    reps = {"drift": np.tile(np.arange(8.0), (5, 1)), "ras_loss": np.tile(np.arange(8.0), (5, 1))}
+    p = agreement_table(lenses, [("drift", "ras_loss", 1)], reps=reps)
+    assert p.interval_from.iloc[0] == "item replicates" and p.lo.iloc[0] == p.hi.iloc[0] == pytest.approx(1.0)
+    rows = agreement_checks(t, {("drift", "ras_loss"): "models that drift most lose most RAS"})
+    assert rows[0].claim == "models that drift most lose most RAS" and rows[0].reproduced is True
+    assert "below 0" in rows[1].check and rows[3].reproduced is None
+    with pytest.raises(ValueError, match="one row per model"):
+        agreement_table(pd.concat([lenses, lenses.iloc[:1]]), [("drift", "rci", 1)], n_boot=0)
+    with pytest.raises(ValueError, match="no column"):
+        agreement_table(lenses, [("drift", "w", 1)], n_boot=0)
+    with pytest.raises(ValueError, match="sign"):
+        agreement_table(lenses, [("drift", "rci", 0)], n_boot=0)
