@@ -88,6 +88,9 @@ def test_responsiveness_counts_items_whose_answer_changes_across_levels():
     rows += [{"item_id": "a", "perturbation": "noise", "level": lv, "pred_idx": lv % 2} for lv in range(1, 6)]
     r = bh.responsiveness(pd.DataFrame(rows)).set_index("perturbation")["changed"]
     assert r["blur"] == pytest.approx(1 / 3) and r["noise"] == 1.0
+    fam = pd.DataFrame(rows).assign(category=lambda d: d["item_id"].map({"a": "yes/no", "b": "colour", "c": "colour"}))
+    r = bh.responsiveness(fam, by=("category",)).set_index(["perturbation", "category"])["changed"]
+    assert r[("blur", "colour")] == 0.5 and r[("blur", "yes/no")] == 0.0 and r[("noise", "yes/no")] == 1.0
 
 
 def test_aware_summary_and_abstain_table_on_a_constructed_table():

@@ -190,22 +190,24 @@ def verbal_ece(pred: pd.DataFrame, n_bins: int = 10) -> float:
 # ----------------------------------------------------------------------------------------- selectors
 
 
-def responsiveness(pred: pd.DataFrame) -> pd.DataFrame:
-    """Per corruption, the share of items whose top-1 answer is not the same at every corrupted level.
+def responsiveness(pred: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+    """Per corruption (and per ``by`` columns of ``pred``, e.g. ``category``), the share of items whose top-1
+    answer is not the same at every corrupted level.
 
     ``pred`` holds one model's rows (``item_id``, ``perturbation``, ``level``, ``pred_idx``) for the
     corrupted levels (clean rows are ignored): seed 000's Eq. 1 Gini over the severities is above 0
     exactly for these items.
     """
     x = pred[pred["level"] > 0]
-    per_item = x.groupby(["perturbation", "item_id"])["pred_idx"].nunique()
-    return (per_item > 1).groupby(level="perturbation").mean().rename("changed").reset_index()
+    keys = ["perturbation", *by]
+    per_item = x.groupby([*keys, "item_id"])["pred_idx"].nunique()
+    return (per_item > 1).groupby(level=keys).mean().rename("changed").reset_index()
 
 
 def responsiveness_table(lm: Any, items: pd.DataFrame, corruptions: Sequence[str], levels: Sequence[int] = (1, 2, 3, 4, 5),
-                         *, batch_size: int = 32) -> pd.DataFrame:
+                         *, by: Sequence[str] = (), batch_size: int = 32) -> pd.DataFrame:
     """Score ``items`` with ``lm`` under every corruption at every level (``vlmrobust.corrupt.apply`` with
-    ``key`` = the item id and the item's depth) and return :func:`responsiveness`."""
+    ``key`` = the item id and the item's depth) and return :func:`responsiveness` (``by``: item columns)."""
     from .. import corrupt, data
     from ..score import predict
 
@@ -218,7 +220,10 @@ def responsiveness_table(lm: Any, items: pd.DataFrame, corruptions: Sequence[str
             imgs = [corrupt.apply(im, name, lv, key=str(i), depth=d if need else None)
                     for im, i, d in zip(clean, items["item_id"], depths, strict=True)]
             frames.append(predict(lm, items, imgs, perturbation=name, level=lv, batch_size=batch_size))
-    return responsiveness(pd.concat(frames, ignore_index=True))
+    out = pd.concat(frames, ignore_index=True)
+    if by:  # the item columns, whatever the predictions table carries
+        out = out.drop(columns=[c for c in by if c in out.columns]).merge(items[["item_id", *by]], on="item_id")
+    return responsiveness(out, by=by)
 
 
 # ----------------------------------------------------------------------------------------- ladder
@@ -366,9 +371,12 @@ def main(argv: list[str] | None = None) -> int:
             from .evaluate import HELDOUT_SEED
 
             items = synth.generate(args.n, HELDOUT_SEED if args.seed is None else args.seed)
-            tab = responsiveness_table(lm, items, list(corrupt.manifest("imagenet_c")))
-            print(name, json.dumps({"n_items": len(items), "mean_changed": float(tab["changed"].mean())}))
-            print(tab.to_string())
+            tab = responsiveness_table(lm, items, list(corrupt.manifest("imagenet_c")), by=("category",))
+            fam = tab.groupby("category")["changed"].mean()  # per family, averaged over the corruptions
+            print(name, json.dumps({"n_items": len(items), "mean_changed": float(tab["changed"].mean()),
+                                    "min_family": fam.idxmin(), "min_family_changed": float(fam.min())}))
+            print(tab.pivot(index="perturbation", columns="category", values="changed").round(3).to_string())
+            print(fam.round(3).to_string())
     return 0
 
 
