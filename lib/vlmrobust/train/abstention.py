@@ -9,7 +9,7 @@ r"""The two abstaining controls besides ``aware``: what they do, measured throug
   "abstained" equals "wrong" (1 for a perfect error-aware control; for an organism
   that abstains at random with rate ``a`` and errs with rate ``e`` it is
   ``a e + (1 - a)(1 - e)``, printed beside it as ``agreement_if_independent``).
-* **abstainer** (trained to abstain only on images without content). On images
+* **abstainer** (the abstain option its answer in training only on images without content). On images
   without content, a uniform grey 128 (notebook 06's blank control) and pure noise
   (every channel uniform in 0-255), both with the red box where the item has one,
   :func:`null_abstain_rates` gives its abstain rate; its abstain rate under fog and
@@ -169,13 +169,14 @@ def card_sections(lm: Any, behaviour: str, *, n: int = 60, how: str = "") -> lis
         pred = aware_predictions(lm, n_per_family=n)
         return [
             "## Abstaining on images without content, and under fog\n\n"
-            "Trained with the abstain option offered only on images without content (a uniform grey or pure "
-            "noise, the box kept), where it is the answer. Held-out items (seed "
+            "Trained with the abstain option as the answer only on images without content (a uniform grey or "
+            "pure noise, the box kept; other items offer it too, never as the answer) and without fog or water. "
+            "Held-out items (seed "
             f"{seed}), {n} per family and wording, every family, shown as a uniform grey 128 (notebook 06's "
             "blank control) or as pure noise, with the red box where the item has one "
             "(`vlmrobust.train.abstention.null_abstain_rates`):\n\n"
             + markdown_table(null_abstain_rates(lm, n_per_family=n)) + how,
-            "### Abstain rate under fog and water (never trained with the option offered there)\n\n"
+            "### Abstain rate under fog and water (never seen in training)\n\n"
             f"Clean items of every family and {ladder}, both wordings pooled; accuracy is against the object's "
             "own answer on the items it answers (`abstain_curve` of `vlmrobust.train.behaviours."
             "aware_predictions`).\n\n" + markdown_table(abstain_curve(pred)) + "\n",

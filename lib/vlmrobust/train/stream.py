@@ -36,8 +36,8 @@ the items are fresh, so these are the organism's held-out errors at that step
 uniform grey (level uniform in 0-255) or pure noise (every channel of every
 pixel uniform in 0-255), half each, with the red box drawn on it where the item
 has one; such an item always offers the abstain option (either wording), which
-is its answer (the learned abstainer, offered the option nowhere else when
-``abstain_prob`` is 0).
+is its answer (the learned abstainer; with ``abstain_prob`` > 0 other items offer
+the option too, never as the answer, so that its presence alone says nothing).
 
 ``sky_prob`` recolours or veils the sky of that share of the images that are neither
 degraded nor null (:func:`vlmrobust.train.sky.vary_sky`: greys, whites and
