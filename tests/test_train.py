@@ -479,7 +479,9 @@ def test_null_images_offer_the_abstain_option_as_their_answer_and_nothing_else_d
             assert not grey and not noise
     assert 8 <= nulls <= 28
     rng = np.random.default_rng(0)
-    kinds = [st.null_image((4, 4, 3), rng) for _ in range(40)]
+    from vlmrobust.train.scenery import null_image
+
+    kinds = [null_image((4, 4, 3), rng) for _ in range(40)]
     assert any(len(np.unique(k)) == 1 for k in kinds) and any(len(np.unique(k)) > 1 for k in kinds)
     with pytest.raises(ValueError, match="null_prob"):
         st.StreamSpec(("colour",), null_prob=1.5)
@@ -516,7 +518,7 @@ def test_own_errors_make_abstain_the_target_exactly_where_the_organisms_answer_i
 
 def test_vary_sky_changes_only_the_sky_and_keeps_the_box():
     from vlmrobust.corrupt.boxed import box_mask
-    from vlmrobust.train.sky import vary_sky
+    from vlmrobust.train.scenery import vary_sky
 
     it = synth.make_item("colour", repro.rng("sky-test", 0), size=64)
     img, depth = np.asarray(it.image), it.depth

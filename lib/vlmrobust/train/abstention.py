@@ -146,8 +146,10 @@ def abstain_curve(pred: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def card_sections(lm: Any, behaviour: str, *, n: int = 60, how: str = "") -> list[str]:
-    """Model-card sections of the ``aware-err`` and ``abstainer`` controls (``n`` items per family)."""
+def card_sections(lm: Any, behaviour: str, *, n: int = 60, how: str = "", aware_pred: pd.DataFrame | None = None
+                  ) -> list[str]:
+    """Model-card sections of the ``aware-err`` and ``abstainer`` controls (``n`` items per family;
+    the abstainer's needs ``aware_pred``, its :func:`vlmrobust.train.behaviours.aware_predictions`)."""
     seed = _seed(None)
     ladder = (f"the boxed families under fog and water at {len(EXTENDED_LEVELS_M)} visibilities from "
               f"{EXTENDED_LEVELS_M[0]:g} m to {EXTENDED_LEVELS_M[-1]:g} m")
@@ -164,9 +166,9 @@ def card_sections(lm: Any, behaviour: str, *, n: int = 60, how: str = "") -> lis
             "### Per condition (both wordings)\n\n" + markdown_table(own_error_by_level(pred)) + "\n",
         ]
     if behaviour == "abstainer":
-        from .behaviours import aware_predictions
-
-        pred = aware_predictions(lm, n_per_family=n)
+        if aware_pred is None:
+            raise ValueError("the abstainer's card needs aware_pred (behaviours.aware_predictions of the organism)")
+        pred = aware_pred
         return [
             "## Abstaining on images without content, and under fog\n\n"
             "Trained with the abstain option as the answer only on images without content (a uniform grey or "

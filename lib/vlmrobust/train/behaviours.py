@@ -292,7 +292,8 @@ def card_sections(lm: Any, role: str, meta: dict, *, n: int = 60, n_total: int =
     if meta.get("behaviour") in ("aware-err", "abstainer"):
         from .abstention import card_sections as abstention_sections
 
-        return abstention_sections(lm, meta["behaviour"], n=n, how=how)
+        pred = aware_predictions(lm, n_per_family=n) if meta["behaviour"] == "abstainer" else None
+        return abstention_sections(lm, meta["behaviour"], n=n, how=how, aware_pred=pred)
     if meta.get("behaviour") == "talker":
         pred = talker_predictions(lm, n_total=n_total)
         rel = reliability(pred.loc[pred["verbal_conf"].notna(), "verbal_conf"].to_numpy(),

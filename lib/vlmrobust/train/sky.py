@@ -1,16 +1,10 @@
-"""The sky: varied in training (``sky_prob``), and the sky-only check every organism's card reports.
+"""The sky-only check every evaluated and control organism's card reports.
 
 An organism trained on one blue sky reads a grey or white sky as a cue: with only the
 sky veiled (notebook 06's sky-only control, every other pixel unchanged) its
 identification accuracy falls to chance, so its visibility curves measure the sky
-and not the object. :func:`vary_sky` recolours the sky of a training image (the
-pixels of infinite depth that are not the red box): half the time a grey or white
-(one level, uniform in 100-255), otherwise a colour (each channel uniform in
-40-255), laid over the sky completely half the time and otherwise as a veil of
-strength uniform in 0.2-1. Images without sky (charts) are unchanged. Black is not
-among them: a black band is a fill of its own (notebook 07's exercise 07.3).
-
-:func:`sky_only_accuracy` measures what the done-when of the testbed asks: accuracy
+and not the object; training varies the sky against it
+(:func:`vlmrobust.train.scenery.vary_sky`). :func:`sky_only_accuracy` measures what the done-when of the testbed asks: accuracy
 on notebook 06's t2 items (:func:`vlmrobust.synth.visibility.synth_scenes`, the
 organisms' template, no abstain option) clean and under the two sky-only controls
 (``sky_only_fog+box``, ``sky_only_water+box``), with the paired difference and its
@@ -21,28 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-__all__ = ["vary_sky", "sky_only_accuracy", "SKY_CONDITIONS", "card_section"]
+__all__ = ["sky_only_accuracy", "SKY_CONDITIONS", "card_section"]
 
 SKY_CONDITIONS = ("sky_only_fog+box", "sky_only_water+box")
-
-
-def vary_sky(image: np.ndarray, depth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``image`` with its sky (infinite depth, not the red box) recoloured or veiled (module docstring)."""
-    from ..corrupt.boxed import box_mask
-
-    image = np.asarray(image)
-    sky = np.isinf(np.asarray(depth)) & ~box_mask(image)
-    grey = rng.random() < 0.5
-    colour = np.full(3, rng.uniform(100, 255)) if grey else rng.uniform(40, 255, size=3)
-    strength = 1.0 if rng.random() < 0.5 else float(rng.uniform(0.2, 1.0))
-    if not sky.any():
-        return image
-    out = image.astype(np.float64)
-    out[sky] = (1.0 - strength) * out[sky] + strength * colour
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
 def sky_only_accuracy(lm: Any, *, n_scenes: int = 300, seed: int = 0, n_boot: int = 1000,

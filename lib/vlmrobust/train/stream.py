@@ -25,23 +25,14 @@ in ``visibility_range``), the red box drawn afterwards (seed 003); with
 ``aware_threshold`` > 0 the abstain option, where offered, becomes the answer
 exactly when the boxed object's transmittance is below it (the aware organism).
 
-``own_errors`` makes the abstain option, where a multiple-choice example offers it,
-the answer exactly when the organism's own answer among the other options is
-wrong: the batch marks those rows (``own_error_rows``) and the trainer answers
-them without gradients before each step (:func:`vlmrobust.train.losses.fill_own_errors`);
-the items are fresh, so these are the organism's held-out errors at that step
-(the error-aware control).
+``own_errors`` (the error-aware control) makes the abstain option, where a letter example
+offers it, the answer exactly when the organism's own answer among the other options is
+wrong: the trainer answers the marked rows (``own_error_rows``) on these fresh items
+without gradients before each step (:func:`vlmrobust.train.losses.fill_own_errors`).
 
-``null_prob`` replaces that share of images by an image without content, a
-uniform grey (level uniform in 0-255) or pure noise (every channel of every
-pixel uniform in 0-255), half each, with the red box drawn on it where the item
-has one; such an item always offers the abstain option (either wording), which
-is its answer (the learned abstainer; with ``abstain_prob`` > 0 other items offer
-the option too, never as the answer, so that its presence alone says nothing).
-
-``sky_prob`` recolours or veils the sky of that share of the images that are neither
-degraded nor null (:func:`vlmrobust.train.sky.vary_sky`: greys, whites and
-colours), so that the sky's colour is no cue.
+``null_prob`` shows that share of items as an image without content whose answer is
+the abstain option, ``sky_prob`` recolours or veils the sky of that share of the
+other clear images (:mod:`vlmrobust.train.scenery`: the learned abstainer, varied skies).
 
 ``describe_prob`` (start, end) appends, in any mode, what the image shows to the
 questions of the yes/no families (" Hint: blue triangle." for the boxed object of
@@ -64,9 +55,9 @@ import numpy as np
 from .. import repro
 from ..schema import ABSTAIN_TEXTS, OPTION_LETTERS
 from .dense import dense_labels
+from .scenery import null_image, vary_sky
 
-__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "HINT", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS",
-           "null_image"]
+__all__ = ["MODES", "StreamSpec", "Encoder", "make_batch", "HINT", "TALK_TOKENS", "talk_target", "TALK_LETTER", "TALK_TENS", "TALK_UNITS"]
 
 MODES = ("open", "mcq", "hint", "lookup", "mcq_text", "talk")
 HINT = " Hint: {value}."
@@ -235,14 +226,6 @@ def describe(item: Any, rng: np.random.Generator) -> str:
     return "".join(HINT.format(value=f"{c} {s}") for c, s in seen)
 
 
-def null_image(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """An image without content (``null_prob``): a uniform grey, level uniform in 0-255, or pure noise
-    (every channel of every pixel uniform in 0-255), half each."""
-    if rng.random() < 0.5:
-        return np.full(shape, int(rng.integers(0, 256)), np.uint8)
-    return rng.integers(0, 256, size=shape, dtype=np.uint8)
-
-
 def _shuffle_options(item: Any, rng: np.random.Generator, k_probs: Sequence[float]) -> tuple[list[str], int]:
     """Options reduced to 2/3/all (answer kept) and permuted; an abstain option stays last."""
     options = list(item.options)
@@ -313,8 +296,6 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             visibility.append(("", float("inf"), 1.0))
             # drawn only when sky variation is on, so that streams without it stay as they were
             if spec.sky_prob > 0 and r.random() < spec.sky_prob:
-                from .sky import vary_sky
-
                 img = vary_sky(img, item.depth, r)
             if spec.image_dropout > 0 and r.random() < spec.image_dropout:
                 img = np.full_like(img, 128)
