@@ -80,3 +80,12 @@ def test_compare_folders_reports_missing_and_new(tmp_path):
     rows = {r["figure"]: r for r in figures.compare_folders(tmp_path / "run", tmp_path / "committed")}
     assert rows["01_nb/same.png"]["match"] and rows["01_nb/gone.png"]["missing"] and rows["01_nb/extra.png"]["new"]
     assert not rows["01_nb/gone.png"]["match"] and not rows["01_nb/extra.png"]["match"]
+
+
+def test_model_colours_stay_apart_for_sixteen_models():
+    from vlmrobust import figures
+
+    names = [f"m{i}" for i in range(17)]
+    c = figures.model_colors(names)
+    assert len(set(list(c.values())[:16])) == 16 and c["m16"] == c["m0"]
+    assert list(c.values())[:8] == list(figures.PALETTE)  # up to eight models: the colours they always had

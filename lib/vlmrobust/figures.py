@@ -58,9 +58,14 @@ def use_style() -> None:
     matplotlib.rcParams["axes.prop_cycle"] = cycler(color=list(PALETTE))
 
 
+#: Colours for the ninth model on (Paul Tol's muted scheme), so that up to sixteen models stay apart.
+PALETTE_MORE = ("#882255", "#44AA99", "#999933", "#AA4499", "#117733", "#332288", "#DDCC77", "#88CCEE")
+
+
 def model_colors(models) -> dict[str, str]:
-    """A stable colour per model name, in the order given."""
-    return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
+    """A stable colour per model name, in the order given (:data:`PALETTE`, then :data:`PALETTE_MORE`)."""
+    colours = PALETTE + PALETTE_MORE
+    return {m: colours[i % len(colours)] for i, m in enumerate(models)}
 
 
 def image_axes(ax, title: str | None = None, *, frame: bool = True, **title_kw) -> None:
