@@ -48,12 +48,16 @@ def test_mce_by_hand_with_intervals_that_hold_it():
     assert out.loc["A", "n_corruptions"] == 2 and out.loc["A", "n_items"] == 2
 
 
-def test_a_reference_without_errors_under_a_corruption_leaves_that_ce_and_the_mce_undefined():
+def test_a_reference_without_errors_under_a_corruption_leaves_that_ce_out_of_every_models_mce():
     table = dict(CORRECT)
     table[("R", "noise", 1)] = (1, 1)
     ce = corruption_errors(_pred(table), "R").set_index(["model", "perturbation"])
     assert np.isnan(ce.loc[("A", "noise"), "CE"]) and np.isnan(ce.loc[("A", "noise"), "rCE"])
-    assert np.isnan(mce(_pred(table), "R", n_boot=0).set_index("model").loc["A", "mCE"])
+    out = mce(_pred(table), "R", n_boot=0).set_index("model")
+    # fog only: A errs on both items at both severities (2), the reference 0.5 + 1 = 1.5; relative: A
+    # (1 - 0.5) + (1 - 0.5) = 1 against the reference's (0.5 - 0) + (1 - 0) = 1.5
+    assert out.loc["A", "mCE"] == pytest.approx(2 / 1.5) and out.loc["A", "rel_mCE"] == pytest.approx(1 / 1.5)
+    assert out.loc["A", "n_ce"] == out.loc["A", "n_rce"] == 1 and out.loc["A", "n_corruptions"] == 2
 
 
 def test_bad_tables_are_refused_with_the_reason():

@@ -8,7 +8,10 @@ error rate). Per pair, :func:`agreement_table` gives Spearman's ρ across the un
 (:func:`vlmrobust.stats.correlation.spearman`) with its 95 % percentile interval,
 from paired item replicates where the lens tables carry them, else from resampled
 units, and a verdict: **agrees** when the interval lies on ``sign``'s side of 0,
-**disagrees** when it lies wholly on the other side, undecided otherwise. Nothing
+**disagrees** when it lies wholly on the other side, undecided otherwise, and
+undecided whatever the interval below ``min_units`` units (5 by default: with
+three or four units a resampled rank correlation takes only a few values, and an
+interval of resampled units collapses onto them). Nothing
 is claimed beyond the run's units: with few models the interval is wide, and an
 undecided row says that, not that the lenses differ.
 """
@@ -30,7 +33,7 @@ AGREEMENT_COLUMNS = ("x", "y", "sign", "n_units", "rho", "lo", "hi", "interval_f
 
 def agreement_table(lenses: pd.DataFrame, pairs: Sequence[tuple[str, str, int]], *, unit: str = "model",
                     reps: Mapping[str, np.ndarray] | None = None, n_boot: int = 1000,
-                    rng: np.random.Generator | None = None, ci: float = 0.95) -> pd.DataFrame:
+                    rng: np.random.Generator | None = None, ci: float = 0.95, min_units: int = 5) -> pd.DataFrame:
     """One row per pair (:data:`AGREEMENT_COLUMNS`) from ``lenses`` (one row per ``unit``, a column per
     read-out). ``reps[col]`` (optional): ``(n_boot, n_units)`` replicates of that column, in ``lenses``'s row
     order, each row computed on one resample of the items shared by every column; a pair uses them when both
@@ -54,6 +57,7 @@ def agreement_table(lenses: pd.DataFrame, pairs: Sequence[tuple[str, str, int]],
                                         y_reps=reps.get(y) if paired else None, n_boot=n_boot, rng=rng, ci=ci)
         ok = verdict(lo, hi, 0.0) if sign > 0 else verdict(lo, hi, -np.inf, 0.0)
         n = int((np.isfinite(lenses[x].to_numpy(float)) & np.isfinite(lenses[y].to_numpy(float))).sum())
+        ok = ok if n >= min_units else None
         rows.append({"x": x, "y": y, "sign": sign, "n_units": n, "rho": rho, "lo": lo, "hi": hi,
                      "interval_from": "item replicates" if paired else f"resampled {unit}s", "agrees": ok})
     out = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))

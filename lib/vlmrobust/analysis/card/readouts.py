@@ -13,8 +13,9 @@ against a stated reference model ``ref`` (AlexNet in the paper), which then has
 over the severities present for the corruption, which must be the same for
 every model; a corruption whose reference denominator is 0 (no error), or for
 the relative CE not above 0 (the reference does not degrade), has no CE (NaN),
-and a model's mCE is NaN when any of its corruptions has none (averaging over
-the rest would change the set of corruptions between models). Values are
+and the means run over the corruptions that have one (reported as
+``n_ce`` / ``n_rce``). Both denominators are the reference's, so every model
+averages over the same corruptions (in each bootstrap resample too). Values are
 ratios (1 = the reference), not percentages.
 
 **Answer-order control.** The same question with its options permuted
@@ -33,6 +34,8 @@ corruption and severity (paired), by resampling counts (:mod:`vlmrobust.stats.bo
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -54,8 +57,8 @@ def _one_scoring(pred: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"predictions table is missing columns {missing}")
     for col in ("method", "template"):
-        if col in pred.columns and pred[col].nunique() > 1:
-            raise ValueError(f"predictions mix several {col}s {sorted(pred[col].unique())}; pass one")
+        if col in pred.columns and (pred.groupby("model")[col].nunique() > 1).any():
+            raise ValueError(f"predictions mix several {col}s {sorted(pred[col].unique())} for one model; pass one")
     if pred["correct"].isna().any():
         raise ValueError("predictions hold rows without 'correct'")
     return pred
@@ -139,8 +142,12 @@ def mce(pred: pd.DataFrame, reference: str, *, n_boot: int = 1000, rng: np.rando
     rows = []
     for m, g in per.groupby("model", sort=True):
         row = {"model": m, "reference": reference, "n_corruptions": len(g), "n_items": len(items)}
-        for key, col in (("mCE", "CE"), ("rel_mCE", "rCE")):
-            row |= _with_interval(key, np.stack(list(g[col]), 1).mean(1), ci)  # NaN if any corruption has no CE
+        for key, col, count in (("mCE", "CE", "n_ce"), ("rel_mCE", "rCE", "n_rce")):
+            v = np.stack(list(g[col]), 1)  # (B, corruptions); NaN where the reference's denominator is not > 0
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a resample where no corruption has one
+                row |= _with_interval(key, np.nanmean(v, 1), ci)
+            row[count] = int(np.isfinite(v[0]).sum())
         rows.append(row)
     return pd.DataFrame(rows)
 
