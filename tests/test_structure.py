@@ -18,7 +18,7 @@ LIB = paths.REPO_ROOT / "lib"
 PKG = LIB / "vlmrobust"
 MAX_MODULE_LINES = 400
 MAX_NOTEBOOK_CODE_LINES = 300
-ANALYSES = ("selection", "ras", "drift", "visibility", "escalation")
+ANALYSES = ("selection", "ras", "drift", "visibility", "escalation", "card")
 
 
 def module_name(path: Path) -> str:

@@ -1,12 +1,20 @@
-"""The reliability card's read-outs beyond the four papers (notebook 08 builds on them).
+"""The reliability card (notebook 08): every lens on the same models and the same corrupted inputs.
 
-* :mod:`.readouts` — ImageNet-C's corruption error (CE, mCE, relative mCE, against a reference model) and
-  the answer-order control (option orders, flip rate, position rate), with paired bootstrap intervals;
-* :mod:`.agreement` — do the lenses agree: Spearman's rho between two read-outs across models, with its
-  interval and a verdict in the stated direction, as observation rows.
+* :mod:`.inputs` — the card's one sweep: ImageNet-C, BRUCE's ladders and traversals, fog and water on a
+  visibility ladder, the abstain and option-order variants of the items, probes from the same forwards;
+* :mod:`.readouts` — read-outs the four papers do not give: ImageNet-C's corruption error (CE, mCE, relative
+  mCE, against a reference model) and the answer-order control (option orders, flip rate, position rate);
+* :mod:`.lenses` — one row per model: RAS with R_c / R_w (seed 000), mCE, RCI_mu and T-RCI (seed 001), drift as
+  a share of control (seed 002), W per signal (seed 003), ECE and the flip rate, each with its interval;
+* :mod:`.agreement` — do the lenses agree: Spearman's rho between two read-outs across models (or conditions),
+  with its interval and a verdict in the stated direction;
+* :mod:`.observations` — the agreement rows and the controls' construction check;
+* :mod:`.figures` — the cards side by side, and the agreement scatters.
 """
 
 from .agreement import AGREEMENT_COLUMNS, agreement_checks, agreement_table
+from .inputs import ARMS, LADDERS, CardInputs, card_conditions, card_predictions
+from .lenses import READOUTS, card_long, card_table
 from .readouts import (
            ORDER,
            answer_order_flips,
@@ -17,5 +25,6 @@ from .readouts import (
            permute_options,
 )
 
-__all__ = ["AGREEMENT_COLUMNS", "ORDER", "agreement_checks", "agreement_table", "answer_order_flips", "corruption_errors", "error_cells", "mce", "option_orders",
-           "permute_options"]
+__all__ = ["AGREEMENT_COLUMNS", "ARMS", "LADDERS", "ORDER", "READOUTS", "CardInputs", "agreement_checks",
+           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "card_predictions", "card_table",
+           "corruption_errors", "error_cells", "mce", "option_orders", "permute_options"]
