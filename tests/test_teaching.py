@@ -337,6 +337,36 @@ def test_07_3_a_black_band_costs_accuracy_where_it_removes_no_evidence():
     _check(teaching.exercise_07_3(_fills(0.6, 0.52), "black"), False)
 
 
+def _card(ref_mce=1.0, ref_lo=1.0):
+    return pd.DataFrame({"model": ["tiny-long", "tiny-base"], "mCE": [ref_mce, 1.1], "mCE_lo": [ref_lo, 0.9],
+                         "mCE_hi": [1.0, 1.3], "rel_mCE": [1.0, 1.2]})
+
+
+def test_08_1_the_reference_has_mce_one():
+    _check(teaching.exercise_08_1(_card(), "tiny-long"), True)
+    _check(teaching.exercise_08_1(_card(), "tiny-base"), False)  # the default reference: not tried
+    _check(teaching.exercise_08_1(_card(ref_mce=0.9, ref_lo=0.8), "tiny-long"), False)  # not a ratio to itself
+
+
+def _lens_agreement(agrees):
+    return pd.DataFrame({"across": ["models"] * len(agrees) + ["corruptions"], "rho": [0.5] * (len(agrees) + 1),
+                         "agrees": pd.Series([*agrees, True], dtype=object)})
+
+
+def test_08_2_three_models_decide_no_agreement():
+    _check(teaching.exercise_08_2(_lens_agreement([None, None]), ["a", "b", "c"]), True)
+    _check(teaching.exercise_08_2(_lens_agreement([None, None]), list("abcdefgh")), False)  # not tried
+    _check(teaching.exercise_08_2(_lens_agreement([None, True]), ["a", "b", "c"]), False)  # a row decided
+
+
+def test_08_3_letter_scoring_makes_word_answerers_follow_the_position():
+    order = pd.DataFrame({"model": ["tiny-long", "tiny-base", "tiny-letters"], "position_rate": [0.8, 0.7, 0.2]})
+    formats = {"tiny-long": "text", "tiny-base": "text", "tiny-letters": "letters"}
+    _check(teaching.exercise_08_3(order, "letter", formats), True)
+    _check(teaching.exercise_08_3(order, "default", formats), False)  # not tried
+    _check(teaching.exercise_08_3(order.assign(position_rate=[0.0, 0.0, 0.2]), "letter", formats), False)
+
+
 # ----------------------------------------------------------------------------- the notebooks' sections
 
 def _exercises(nb_id: str):

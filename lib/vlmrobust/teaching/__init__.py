@@ -19,13 +19,15 @@ are 95 % normal-approximation intervals over questions unless a check says other
 
 The package, by notebook: :mod:`._core` holds the :class:`Result` type and the helpers several checks share,
 :mod:`.groundwork` the checks of notebooks 00-03 (the testbed, the question selection, the corruptions,
-scoring) and :mod:`.findings` those of notebooks 04-07 (RAS, drift, visibility, escalation). A new notebook's
-checks go into a module of their own and are re-exported here.
+scoring), :mod:`.findings` those of notebooks 04-07 (RAS, drift, visibility, escalation) and :mod:`.card` those
+of notebook 08 (the reliability card). A new notebook's checks go into a module of their own and are re-exported
+here.
 """
 
 from __future__ import annotations
 
 from ._core import Result
+from .card import exercise_08_1, exercise_08_2, exercise_08_3
 from .findings import (
     exercise_04_1,
     exercise_04_2,
@@ -66,4 +68,5 @@ __all__ = [
     "exercise_05_1", "exercise_05_2", "exercise_05_3",
     "exercise_06_1", "exercise_06_2", "exercise_06_3",
     "exercise_07_1", "exercise_07_2", "exercise_07_3",
+    "exercise_08_1", "exercise_08_2", "exercise_08_3",
 ]

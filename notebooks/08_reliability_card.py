@@ -1,0 +1,261 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (vlmrobust)
+#     language: python
+#     name: vlmrobust
+# ---
+
+# %% [markdown]
+# # 08 · One sweep, every lens: a reliability card per model
+#
+# Each of the four papers looks through one lens: option structure (RAS), escalation (RCI / T-RCI),
+# representations (drift), awareness (blind-spot width W), each on its own models and inputs. Here they look at
+# the **same models on the same corrupted inputs**, one card per model, and we ask whether they agree.
+#
+# * **Builds on:** seeds 000 (RAS, R_c / R_w, Table II), 001 (RCI_μ and T-RCI, Table I), 002 (drift against
+#   control drift, Table 4) and 003 (W, Table V), plus two read-outs the common harnesses report and none of the
+#   papers gives: ImageNet-C's **mCE** against a reference model, and the **answer-order control**.
+# * **You will learn:** how to read a model through all four lenses at once, why a card needs intervals, and how
+#   little a rank correlation over a dozen models can say.
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import display
+
+from vlmrobust import corrupt, figures, params, paths, probes, repro, sweep, synth, teaching
+from vlmrobust.analysis.card import figures as card_figures
+from vlmrobust.analysis.card import inputs, lenses
+from vlmrobust.analysis.card import observations as card_obs
+from vlmrobust.corrupt import escalation as esc
+from vlmrobust.models import zoo
+from vlmrobust.stats.observations import interval_text, observations_table
+
+NB_ID = "08_reliability_card"
+figures.use_style()
+
+# %% tags=["parameters"]
+models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated and control organisms
+items_source: str = "synth"  # synth, split:<name> (notebook 01's saved split), a .tsv, an item-table .parquet or hf:<dataset>
+n_per_family: int = 2  # synthetic items per task family
+image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
+max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
+reference: str = "tiny-base"  # the reference model of mCE (ImageNet-C's AlexNet); must be among the models
+imagenet_c: list = []  # ImageNet-C corruptions (empty: the ImageNet-C part of corrupt.default_sweep())
+severities: list = [1, 2, 3, 4, 5]  # ImageNet-C severities (the RAS pairs and the corruption errors)
+ladder_levels: list = [1, 2, 3, 4]  # levels of BRUCE's four ladders and four traversals (shares 0.2 .. 0.8)
+visibility_levels: list = [1, 2, 3, 4, 5, 6, 7, 8]  # fog and water levels (250 m .. 1.95 m, halving)
+n_orders: int = 2  # permuted option orders per question (the answer-order control)
+method: str = "default"  # scoring method: default (each model's own), letter or loglik
+drift_regime: str = "ans_mcq_free"  # probe regime of the drift read-out (seed 002's Table 4 regime)
+n_control: int = 300  # random pairs of unrelated items for the control drift
+max_new_tokens: int = 8  # greedy answer length of the open and free-MCQ probe regimes
+internal: str = "token_prob"  # internal confidence of W: token_prob (seed 003) or confidence (over the options)
+seed: int = 0  # seed of the items, corruptions, option orders and bootstraps
+n_boot: int = 300  # bootstrap resamples for every interval
+ci: float = 0.95  # bootstrap interval coverage
+batch_size: int = 16  # items per forward pass
+torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
+executor: str = "dask"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
+dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
+progress: bool = True  # progress bars
+
+# %%
+IMAGENET_C = list(corrupt.manifest("imagenet_c"))
+imagenet_c = params.check_list("imagenet_c", imagenet_c, str, choices=IMAGENET_C, min_len=0) or [
+    p for p in corrupt.default_sweep() if p in IMAGENET_C]
+severities = params.check_list("severities", severities, int, lo=1, hi=5)
+ladder_levels = params.check_list("ladder_levels", ladder_levels, int, lo=1, hi=4)
+visibility_levels = params.check_list("visibility_levels", visibility_levels, int, lo=1, hi=8, min_len=2)
+n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=10_000)
+image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
+max_items = params.check("max_items", max_items, int, lo=0)
+n_orders = params.check("n_orders", n_orders, int, lo=0, hi=23)
+method = params.check("method", method, str, choices=["default", "letter", "loglik"])
+drift_regime = params.check("drift_regime", drift_regime, str, choices=list(probes.REGIMES))
+n_control = params.check("n_control", n_control, int, lo=10)
+max_new_tokens = params.check("max_new_tokens", max_new_tokens, int, lo=1, hi=64)
+internal = params.check("internal", internal, str, choices=["token_prob", "confidence"])
+seed = params.check("seed", seed, int, lo=0)
+n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
+ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+batch_size = params.check("batch_size", batch_size, int, lo=1, hi=4096)
+torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
+executor = params.check("executor", executor, str, choices=["local", "dask"])
+dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+progress = params.check("progress", progress, bool)
+MODELS = sweep.resolve_models(models, default=["evaluated", "control"])
+reference = params.check("reference", reference, str, choices=MODELS)
+sweep.item_source_kind(items_source)  # checks the source before any work
+scheduler = sweep.check_scheduler(dask_scheduler, executor)
+CONDITIONS = inputs.card_conditions(imagenet_c, severities, ladder_levels=ladder_levels,
+                                    visibility_levels=visibility_levels)
+TRAV = {esc.DIRECTION_LABELS[d]: n for d, n in esc.traversal_names("mean").items()}
+SWEEP = dict(methods=None if method == "default" else [method], batch_size=batch_size, torch_threads=torch_threads,
+             executor=executor, client=scheduler or None, dask_workers=dask_workers if not scheduler else 0,
+             progress=progress)
+BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in MODELS}
+COLORS = figures.model_colors(MODELS)
+OUT = paths.results_dir(NB_ID)
+repro.seed_everything(seed)
+print(f"{len(MODELS)} models, reference {reference}; {sum(len(v) for v in CONDITIONS.values())} corrupted "
+      f"conditions; {n_orders} option orders")
+
+# %% [markdown]
+# ## One sweep
+#
+# Every lens reads the same forwards: the items under the ImageNet-C corruptions (RAS, mCE, drift), BRUCE's four
+# escalation ladders and four directional traversals (RCI, T-RCI), physical fog and water on the visibility
+# ladder (W), and the clean images with the options permuted (the answer-order control). The hidden states of
+# seed 002's probe regimes ride on the scoring forwards of the same sweep, so drift is measured on exactly the
+# images RAS scores. Two small item variants join it: each question with seed 003's abstain option appended
+# (scored clean and on the visibility ladder, for W of the abstain signal), and each question in `n_orders`
+# other option orders (scored clean). All rows come through `vlmrobust.sweep.predictions`, the shared shard
+# cache (`vlmrobust.analysis.card.inputs` documents the choices).
+
+# %%
+items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
+                          max_items=max_items)
+SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, n_control=n_control)
+INP = inputs.card_predictions(MODELS, items, CONDITIONS, n_orders=n_orders, probes=SPEC, seed=seed, **SWEEP)
+print(f"{len(items)} questions; {len(INP.pred):,} prediction rows, {len(INP.probes):,} probe rows")
+display(pd.DataFrame(INP.summary).T[["shards", "done", "cached", "rows", "seconds"]])
+
+# %% [markdown]
+# ## The read-outs
+#
+# Per model (`vlmrobust.analysis.card.lenses`), each the function its own notebook uses, on the card's rows:
+#
+# * **RAS** (seed 000, Eq. 11) $= -\Delta\mathcal C - [\Delta\mathcal C]_+[-\Delta\mathcal S]_+
+#   - [\Delta\mathcal S]_+[-\Delta\mathcal C]_+$, its means $R_c$, $R_w$ over clean-correct and clean-wrong pairs,
+#   and the **overconfidence share**: the first penalty's sum over both penalties' (the card's reading);
+# * **mCE** (Hendrycks & Dietterich 2019): $\mathrm{CE}_c = \sum_s E_{s,c} / \sum_s E^{\mathrm{ref}}_{s,c}$ averaged
+#   over corruptions, and **relative mCE** on $E_{s,c} - E_{\mathrm{clean}}$; the reference model has 1 by
+#   construction;
+# * **RCI_μ** and **T-RCI** (seed 001, Table I) with the model as the unit;
+# * **drift** of the ImageNet-C conditions as a percentage of the model's mean control distance (seed 002,
+#   Table 4's "any" row, cosine distance, regime `drift_regime`);
+# * **W** of the internal confidence and of the abstain option, fog and water (seed 003, Table V), the questions
+#   pooled into one task whose chance is the mean $1/K$;
+# * **ECE** of the clean answers (10 bins), and the **answer-order flip rate**: the share of permuted questions
+#   whose chosen *content* changes (the position rate: it kept the position while the content there changed).
+
+# %%
+CARD, LENS = lenses.card_table(INP, reference=reference, imagenet_c=imagenet_c, traversals=TRAV,
+                               ladders=list(inputs.LADDERS), drift_regime=drift_regime, internal=internal,
+                               n_boot=n_boot, seed=seed, ci=ci)
+LONG = lenses.card_long(CARD)
+TABLE = LONG.assign(text=[interval_text(v, lo, hi) for v, lo, hi in zip(LONG.value, LONG.lo, LONG.hi,
+                                                                                   strict=True)])
+with pd.option_context("display.max_columns", None, "display.width", 250):
+    display(TABLE.pivot(index="model", columns="label", values="text")[list(dict.fromkeys(TABLE.label))])
+
+# %% [markdown]
+# ## The cards
+#
+# One row per model, one panel per read-out, the same row order in every panel: read a model's card across, or
+# one lens down. The reference model of mCE is outlined; W "n/a" means its crossing is undefined (the clean value
+# is too close to chance).
+
+# %%
+fig = card_figures.cards_figure(LONG, MODELS, COLORS, reference=reference)
+figures.save(fig, NB_ID, "reliability-cards")
+plt.show()
+
+# %% [markdown]
+# ## Do the lenses agree?
+#
+# Four comparisons across models, each in a direction stated before the run (`MODEL_PAIRS`): drift against RAS
+# loss ($-$RAS), W of the internal confidence under fog against the overconfidence share of RAS, RCI_μ against
+# mCE, and the answer-order flip rate against RAS loss; and across corruptions, drift against RAS loss. Each is
+# Spearman's ρ with a percentile interval from resampled models (or corruptions). A pair **agrees** when the
+# interval lies above 0, **disagrees** when wholly below, and is undecided otherwise; with a dozen models an
+# undecided row is the honest outcome, not a difference between the lenses.
+
+# %%
+CONDS = card_obs.condition_lenses(INP.pred, INP.probes, imagenet_c, regime=drift_regime)
+AGREE = card_obs.model_agreement(CARD, CONDS, n_boot=n_boot, rng_models=repro.rng(NB_ID, "agree-models", seed),
+                                 rng_conditions=repro.rng(NB_ID, "agree-conditions", seed), ci=ci)
+display(AGREE.round(3))
+LABELS = {k: v[0] for k, v in lenses.READOUTS.items()} | {"ras_loss": "RAS loss (-RAS)"}
+fig = card_figures.agreement_figure(card_obs.with_losses(CARD), AGREE, COLORS, LABELS)
+figures.save(fig, NB_ID, "lens-agreement")
+plt.show()
+
+# %% [markdown]
+# ## Observations
+#
+# The agreement rows, and a **construction check**: the error-aware control (`aware-err`, trained to pick the
+# abstain option exactly where its own answer would be wrong) should have the smallest abstain blind spot. That
+# row tests the card's W, not a claim about models, and is never counted as a finding.
+
+# %%
+obs = observations_table(card_obs.card_observations(AGREE, CARD, BEHAVIOUR))
+with pd.option_context("display.max_colwidth", None):
+    display(obs)
+
+# %% [markdown]
+# ## Result tables
+#
+# Written to `results/08_reliability_card/`: the card (one row per model, every read-out with its interval), the
+# blind-spot table behind W, the mCE table, the answer-order table, the per-corruption lenses, the agreement
+# table and the observations (CSV).
+
+# %%
+for name, df in {"cards": CARD, "blind_spots": LENS["blind_spots"], "mce": LENS["mce"], "answer_order": LENS["order"],
+                 "condition_lenses": CONDS, "agreement": AGREE, "observations": obs}.items():
+    df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
+print(sorted(p.name for p in OUT.iterdir()))
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
+# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
+# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# is made it says so and reports what the unchanged run shows.
+
+# %% [markdown]
+# ### Exercise 1: Another reference
+#
+# **Change:** set `reference: str = "tiny-long"`.
+#
+# **Predict first:** ImageNet-C reports every model's corruption error relative to AlexNet. Which model's mCE
+# becomes exactly 1 now, and does the order of the other models by mCE have to stay the same?
+#
+# **Look at:** the mCE panel of the cards and the `mce` table. The check passes when the new reference has mCE 1
+# and relative mCE 1 with an interval of zero width: the reference is the unit, not a measurement.
+
+# %%
+teaching.exercise_08_1(CARD, reference)
+
+# %% [markdown]
+# ### Exercise 2: Three models, no verdict
+#
+# **Change:** set `models: list = ["tiny-letters", "tiny-base", "aware-err"]`.
+#
+# **Predict first:** a rank correlation over three models can only take a handful of values. What can the
+# agreement table say about whether the lenses agree?
+#
+# **Look at:** the agreement table and the observations. The check passes when every model-level row is
+# undecided: below five units the card refuses to decide, whatever ρ is.
+
+# %%
+teaching.exercise_08_2(AGREE, MODELS)
+
+# %% [markdown]
+# ### Exercise 3: Scored by letter, answered by position
+#
+# **Change:** set `method: str = "letter"`.
+#
+# **Predict first:** `tiny-base`, `tiny-compare` and `tiny-long` answer in words, and their own scoring compares
+# the options' texts: their flip rate under permuted options is 0. Scored by the probability of the letter
+# instead, will their answers follow the content of the options, or their positions?
+#
+# **Look at:** the answer-order flip rate on the cards and the `answer_order` table's position rate. The check
+# passes when every organism that answers in words keeps the position on at least half of the permuted questions.
+
+# %%
+teaching.exercise_08_3(LENS["order"], method, {m: zoo.answer_format(m) if m in zoo.names() else None for m in MODELS})
