@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, params, paths, probes, repro, sweep, synth, teaching
+from vlmrobust import corrupt, depth, figures, params, paths, probes, repro, sweep, synth, teaching
 from vlmrobust.analysis.card import figures as card_figures
 from vlmrobust.analysis.card import inputs, lenses
 from vlmrobust.analysis.card import observations as card_obs
@@ -46,6 +46,10 @@ imagenet_c: list = []  # ImageNet-C corruptions (empty: the ImageNet-C part of c
 severities: list = [1, 2, 3, 4, 5]  # ImageNet-C severities (the RAS pairs and the corruption errors)
 ladder_levels: list = [1, 2, 3, 4]  # levels of BRUCE's four ladders and four traversals (shares 0.2 .. 0.8)
 visibility_levels: list = [1, 2, 3, 4, 5, 6, 7, 8]  # fog and water levels (250 m .. 1.95 m, halving)
+depth_provider: str = "exact"  # depth of fog and water: exact (the synthetic world's), pipeline (a metric depth model) or plane
+depth_model: str = ""  # metric depth model of the pipeline provider (hub id or folder)
+depth_fov_deg: float = 60.0  # horizontal field of view assumed for real images (planar to ray depth)
+plane_m: float = 10.0  # distance of the constant-plane depth in metres
 n_orders: int = 2  # permuted option orders per question (the answer-order control)
 method: str = "default"  # scoring method: default (each model's own), letter or loglik
 drift_regime: str = "ans_mcq_free"  # probe regime of the drift read-out (seed 002's Table 4 regime)
@@ -56,6 +60,8 @@ seed: int = 0  # seed of the items, corruptions, option orders and bootstraps
 n_boot: int = 300  # bootstrap resamples for every interval
 ci: float = 0.95  # bootstrap interval coverage
 batch_size: int = 16  # items per forward pass
+device: str = "cpu"  # torch device of the models (cpu, cuda, cuda:1, mps)
+dtype: str = ""  # model dtype (float32, float16, bfloat16); empty: the checkpoint's own
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
 executor: str = "dask"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
@@ -82,6 +88,11 @@ seed = params.check("seed", seed, int, lo=0)
 n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
 ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=4096)
+depth_provider = params.check("depth_provider", depth_provider, str, choices=list(depth.PROVIDERS))
+depth_fov_deg = params.check("depth_fov_deg", depth_fov_deg, float, lo=1.0, hi=179.0)
+plane_m = params.check("plane_m", plane_m, float, lo=0.0, lo_open=True)
+device = params.check("device", device, str)
+dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bfloat16"])
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
 executor = params.check("executor", executor, str, choices=["local", "dask"])
 dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
@@ -95,7 +106,9 @@ CONDITIONS = inputs.card_conditions(imagenet_c, severities, ladder_levels=ladder
 TRAV = {esc.DIRECTION_LABELS[d]: n for d, n in esc.traversal_names("mean").items()}
 SWEEP = dict(methods=None if method == "default" else [method], batch_size=batch_size, torch_threads=torch_threads,
              executor=executor, client=scheduler or None, dask_workers=dask_workers if not scheduler else 0,
-             progress=progress)
+             progress=progress, device=device, dtype=dtype or None)
+PROVIDER = None if depth_provider == "exact" else depth.make_provider(
+    depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m, device=device)
 BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in MODELS}
 COLORS = figures.model_colors(MODELS)
 OUT = paths.results_dir(NB_ID)
@@ -118,6 +131,7 @@ print(f"{len(MODELS)} models, reference {reference}; {sum(len(v) for v in CONDIT
 # %%
 items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
                           max_items=max_items)
+items = inputs.with_depth(items, PROVIDER)  # fog and water need a depth map: the synthetic world's, or a provider's
 SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, n_control=n_control)
 INP = inputs.card_predictions(MODELS, items, CONDITIONS, n_orders=n_orders, probes=SPEC, seed=seed, **SWEEP)
 print(f"{len(items)} questions; {len(INP.pred):,} prediction rows, {len(INP.probes):,} probe rows")

@@ -53,7 +53,9 @@ def cards_figure(long: pd.DataFrame, models: Sequence[str], colors: Mapping[str,
     for ax in axes.flat[len(readouts):]:
         ax.axis("off")
     for ax in axes[:, 0]:
-        ax.set_yticks(y, [f"{m} (ref)" if m == reference else m for m in models], fontsize=7.5)
+        names = [m.rstrip("/").rsplit("/", 1)[-1] if m.startswith(("/", ".")) else m for m in models]  # folders
+        ax.set_yticks(y, [f"{n} (ref)" if m == reference else n for n, m in zip(names, models, strict=True)],
+                      fontsize=7.5)
     fig.suptitle(title or "Reliability cards: one row per model, one panel per read-out (dots: values, bars: 95 % "
                  "intervals, open triangles: W bounds)", fontsize=11)
     fig.tight_layout()

@@ -53,7 +53,7 @@ from ...corrupt import escalation as esc
 from ...schema import ABSTAIN_TEXTS, CLEAN
 from .readouts import ORDER, option_orders, permute_options
 
-__all__ = ["ARMS", "LADDERS", "CardInputs", "card_conditions", "card_items", "abstain_variants",
+__all__ = ["ARMS", "LADDERS", "CardInputs", "card_conditions", "card_items", "with_depth", "abstain_variants",
            "order_variants", "card_predictions", "base_rows"]
 
 #: The visibility arms of the card: perturbation -> arm (seed 003's physical fog and underwater attenuation).
@@ -89,6 +89,25 @@ def card_items(items: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("card items must not offer an abstain option already; the card adds its own variant")
     out["abstain_idx"] = -1
     return out.reset_index(drop=True)
+
+
+def with_depth(items: pd.DataFrame, provider: Any = None) -> pd.DataFrame:
+    """``items`` whose ``depth_ref`` is set for fog and water: kept where an item has one; elsewhere the
+    ``provider``'s depth (a :mod:`vlmrobust.depth` provider: a metric depth model, or a constant plane) of its
+    clean image, written to the asset store. An item without depth and no provider is an error."""
+    from ... import assets, data
+
+    has = items["depth_ref"].notna() if "depth_ref" in items.columns else pd.Series(False, index=items.index)
+    if has.all():
+        return items
+    if provider is None:
+        missing = items.loc[~has, "item_id"].astype(str).tolist()
+        raise ValueError(f"{len(missing)} items have no depth map (e.g. {missing[:3]}); fog and water need one: "
+                         "give a depth provider (depth_provider: pipeline with a metric depth model, or plane)")
+    out = items.copy()
+    out["depth_ref"] = [r if ok else assets.store_depth(provider(data.load_image(img), img))
+                        for r, ok, img in zip(out.get("depth_ref", [None] * len(out)), has, out.image_ref, strict=True)]
+    return out
 
 
 def abstain_variants(items: pd.DataFrame, variant: str = _ABSTAIN) -> pd.DataFrame:
