@@ -208,3 +208,17 @@ def test_agreement_needs_five_units_to_decide():
     few = pd.DataFrame({"model": list("abc"), "x": [1.0, 2, 3], "y": [1.0, 2, 3]})
     t = agreement_table(few, [("x", "y", 1)], n_boot=100, rng=repro.rng("t-few", 0))
     assert t.rho.iloc[0] == pytest.approx(1.0) and t.agrees.iloc[0] is None
+
+
+def test_items_without_depth_get_a_providers_depth_or_a_clear_error(tmp_path, monkeypatch):
+    from vlmrobust import data, depth
+
+    monkeypatch.setenv("VLMROBUST_RESULTS_ROOT", str(tmp_path))
+    synth_items = sweep.item_source("synth", n_per_family=1, seed=0).head(2)
+    assert inputs.with_depth(synth_items) is synth_items  # the synthetic world's own depth is kept
+    real = synth_items.assign(depth_ref=None)
+    with pytest.raises(ValueError, match="depth provider"):
+        inputs.with_depth(real)
+    out = inputs.with_depth(real, depth.make_provider("plane", plane_m=5.0))
+    d = data.load_depth(out.depth_ref.iloc[0])
+    assert d.shape == data.load_image(out.image_ref.iloc[0]).shape[:2] and d.min() == pytest.approx(5.0, rel=1e-6)
