@@ -221,4 +221,4 @@ def test_items_without_depth_get_a_providers_depth_or_a_clear_error(tmp_path, mo
         inputs.with_depth(real)
     out = inputs.with_depth(real, depth.make_provider("plane", plane_m=5.0))
     d = data.load_depth(out.depth_ref.iloc[0])
-    assert d.shape == data.load_image(out.image_ref.iloc[0]).shape[:2] and d.min() == pytest.approx(5.0, rel=1e-6)
+    assert d.shape == data.load_image(out.image_ref.iloc[0]).shape[:2] and d.min() == pytest.approx(5.0, rel=1e-3) and d.max() > d.min()  # rays to a plane
