@@ -89,6 +89,9 @@ n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
 ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=4096)
 depth_provider = params.check("depth_provider", depth_provider, str, choices=list(depth.PROVIDERS))
+if depth_provider == "pipeline" and not depth_model:
+    raise params.ParameterError("parameter 'depth_model' must name a metric depth model (hub id or folder) when "
+                                "depth_provider is 'pipeline', e.g. depth-anything/Depth-Anything-V2-Metric-Outdoor-Large-hf")
 depth_fov_deg = params.check("depth_fov_deg", depth_fov_deg, float, lo=1.0, hi=179.0)
 plane_m = params.check("plane_m", plane_m, float, lo=0.0, lo_open=True)
 device = params.check("device", device, str)
@@ -126,7 +129,12 @@ print(f"{len(MODELS)} models, reference {reference}; {sum(len(v) for v in CONDIT
 # images RAS scores. Two small item variants join it: each question with seed 003's abstain option appended
 # (scored clean and on the visibility ladder, for W of the abstain signal), and each question in `n_orders`
 # other option orders (scored clean). All rows come through `vlmrobust.sweep.predictions`, the shared shard
-# cache (`vlmrobust.analysis.card.inputs` documents the choices).
+# cache (`vlmrobust.analysis.card.inputs` documents the choices). The probes ride on the clean and ImageNet-C
+# forwards, where drift is read; the other conditions are scored without their extra forwards.
+#
+# Any item source works. Notebook 01's saved split is one: after notebook 01 has run, `items_source:
+# "split:bench-c"` reads it (from the same results root, e.g. `papermill -p items_source split:bench-c`). Real
+# images have no depth map of their own: set `depth_provider` to `pipeline` (a metric depth model) or `plane`.
 
 # %%
 items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
