@@ -46,7 +46,7 @@ import pandas as pd
 
 from ... import repro
 from ...schema import CLEAN
-from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
+from ...stats.bootstrap import percentile_interval, replicate_sums
 from ...stats.calibration import ece
 from .. import ras
 from ..drift import representation as drift
@@ -54,7 +54,7 @@ from ..escalation import replicates
 from ..visibility import blind_spot as vis
 from ..visibility import readouts as vread
 from .inputs import ARMS, CardInputs, base_rows
-from .readouts import ORDER, answer_order_flips, mce
+from .readouts import ORDER, _weights, _with_interval, answer_order_flips, mce
 
 __all__ = ["READOUTS", "ras_readouts", "escalation_readouts", "drift_readouts", "blind_spot_readouts",
            "ece_readouts", "card_table", "card_long"]
@@ -71,14 +71,10 @@ READOUTS: dict[str, tuple[str, int]] = {
 }
 
 
-def _item_weights(items: Sequence[str], n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Row 0 every item once; rows 1..n_boot resample counts."""
-    return np.vstack([np.ones(len(items)), resample_counts(len(items), n_boot, rng)])
-
-
 def _interval(v: np.ndarray, ci: float) -> tuple[float, float, float]:
-    lo, hi = percentile_interval(v[1:, None], ci) if len(v) > 1 else (np.array([np.nan]), np.array([np.nan]))
-    return float(v[0]), float(lo[0]), float(hi[0])
+    """``(value, lo, hi)`` from ``v`` = point estimate then replicates (:func:`.readouts._with_interval`)."""
+    d = _with_interval("v", v, ci)
+    return d["v"], d["v_lo"], d["v_hi"]
 
 
 def _ratio_by_item(df: pd.DataFrame, num: str, den: str | None, items: list[str], W: np.ndarray) -> np.ndarray:
@@ -105,7 +101,7 @@ def ras_readouts(pred: pd.DataFrame, perturbations: Sequence[str], *, n_boot: in
                       "hes": np.clip(pairs.dS, 0, None) * np.clip(-pairs.dC, 0, None)})
     p["pen"] = p.over + p.hes
     items = sorted(p.item_id.unique())
-    W = _item_weights(items, n_boot, repro.rng("card.over_share", seed))
+    W = _weights(len(items), n_boot, repro.rng("card.over_share", seed), "")
     rows = []
     for m, g in p.groupby("model", sort=True):
         v, lo, hi = _interval(_ratio_by_item(g, "over", "pen", items, W), ci)
@@ -144,7 +140,7 @@ def drift_readouts(probes: pd.DataFrame, perturbations: Sequence[str], *, regime
     d = probes[(probes.kind == "drift") & (probes.regime == regime) & probes.perturbation.isin(perturbations)]
     d = d[np.isfinite(d["cos"].to_numpy(float))]
     items = sorted(d.item_id.astype(str).unique())
-    W = _item_weights(items, n_boot, repro.rng("card.drift", seed))
+    W = _weights(len(items), n_boot, repro.rng("card.drift", seed), "")
     rows = []
     for m, g in d.groupby("model", sort=True):
         mu_c = float(anyrow.loc[m, "mu_ctrl"])
@@ -180,7 +176,7 @@ def ece_readouts(pred: pd.DataFrame, *, n_boot: int, seed: int, ci: float, n_bin
     clean = base_rows(pred)
     clean = clean[clean.perturbation == CLEAN]
     items = sorted(clean.item_id.astype(str).unique())
-    W = _item_weights(items, n_boot, repro.rng("card.ece", seed)).astype(int)
+    W = _weights(len(items), n_boot, repro.rng("card.ece", seed), "").astype(int)
     rows = []
     for m, g in clean.groupby("model", sort=True):
         g = g.set_index(g.item_id.astype(str)).reindex(items)
