@@ -59,6 +59,9 @@ method: str = "default"  # scoring method: default (each model's own), letter or
 seed: int = 0  # seed of the items, the corruptions and the bootstrap
 batch_size: int = 64  # items per forward pass
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
+executor: str = "dask"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
+dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 n_boot: int = 1000  # bootstrap resamples for the intervals of the checks
 ci: float = 0.95  # bootstrap interval coverage
 difficulty_rho_max: float = 0.5  # "κ is not difficulty" holds when ρ(κ, clean error)'s interval is below this
@@ -99,6 +102,9 @@ method = params.check("method", method, str, choices=["default", "letter", "logl
 seed = params.check("seed", seed, int, lo=0)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=1024)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
+executor = params.check("executor", executor, str, choices=["local", "dask"])
+dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+scheduler = sweep.check_scheduler(dask_scheduler, executor)
 n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
 ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 difficulty_rho_max = params.check("difficulty_rho_max", difficulty_rho_max, float, lo=-1.0, hi=1.0)
@@ -139,6 +145,8 @@ display(items.groupby(["source", "task"]).size().unstack(fill_value=0))
 # that is 19 ImageNet-C corruptions × 5 severities = 95 corrupted conditions per selector and question.
 
 # %%
+CLIENT = sweep.notebook_client(executor, scheduler, dask_workers)  # one cluster for the sweeps of this notebook
+SWEEP |= dict(executor=executor, client=CLIENT)
 t0 = time.perf_counter()
 result = sweep.predictions(SELECTORS, items, {p: LEVELS for p in PERTS}, **SWEEP)
 pred = result.table

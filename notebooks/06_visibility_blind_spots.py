@@ -75,6 +75,9 @@ murky_m: float = 15.625  # Fig. 5 pools the levels at or below this visibility i
 n_fog_scenes: int = 0  # scenes measured for Table VII (0 means every scene)
 batch_size: int = 16  # items per forward pass
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
+executor: str = "dask"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
+dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 progress: bool = True  # progress bars
 
 # %%
@@ -102,6 +105,9 @@ n_fog_scenes = params.check("n_fog_scenes", n_fog_scenes, int, lo=0)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
 progress = params.check("progress", progress, bool)
+executor = params.check("executor", executor, str, choices=["local", "dask"])
+dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+scheduler = sweep.check_scheduler(dask_scheduler, executor)
 if items_source == "coco" and not (coco_annotations and coco_images):
     raise params.ParameterError("items_source 'coco' needs parameters 'coco_annotations' (instances JSON) and "
                                 "'coco_images' (the image folder)")
@@ -235,6 +241,10 @@ plt.show()
 # paper's eight levels on 1,000 COCO scenes. Scenes are few by default (`n_scenes`), so the intervals are wide.
 
 # %%
+CLIENT = sweep.notebook_client(executor, scheduler, dask_workers)  # one cluster for every sweep below
+SWEEP |= dict(executor=executor, client=CLIENT)
+
+
 def score(models_, items_, conditions, methods=None, confidence="v1", include_clean=True):
     """Predictions for ``items_`` (grouped by the template each task and abstain variant needs)."""
     if not models_:

@@ -54,6 +54,9 @@ max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
 seed: int = 0  # seed of the items and the corruptions
 torch_threads: int = 1  # torch threads while scoring (1 on shared machines)
 batch_size: int = 8  # items per forward pass
+executor: str = "dask"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
+dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
+dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 groups: dict = {"attributes": ["colour", "shape", "verify", "exist"], "relations": ["count", "spatial", "size"], "reading": ["text", "chart"]}  # dataset groups of tasks (the paper's datasets); empty: one group per task
 ladders: list = ["bruce_blur", "bruce_contrast", "bruce_rotate", "bruce_center_crop"]  # escalation ladders of RCI
 levels: list = [1, 2, 3, 4]  # ladder levels, and the traversal states s_1..s_4 (shares 0.2 0.4 0.6 0.8)
@@ -88,6 +91,9 @@ max_items = params.check("max_items", max_items, int, lo=0)
 seed = params.check("seed", seed, int, lo=0)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
+executor = params.check("executor", executor, str, choices=["local", "dask"])
+dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+scheduler = sweep.check_scheduler(dask_scheduler, executor)
 params.check("groups", groups, dict)
 for g_name, g_tasks in groups.items():
     params.check(f"groups key {g_name!r}", g_name, str)
@@ -180,8 +186,9 @@ fig = escalation_figures.ladder_rungs(data.load_image(items.image_ref.iloc[0]), 
     data.load_image(items.image_ref.iloc[0]), ladders, levels, contrast_reading, crop_reading), "the ladders' rungs")
 figures.save(fig, NB_ID, "ladder-rungs")
 plt.show()
+CLIENT = sweep.notebook_client(executor, scheduler, dask_workers)  # one cluster for both sweeps
 result = esc_ladders.escalation_predictions(MODELS, items, CONDITIONS, contrast=contrast_reading, crop=crop_reading,
-                                            mean_rgb=FILL_RGB, methods=None, **SWEEP)
+                                            mean_rgb=FILL_RGB, methods=None, executor=executor, client=CLIENT, **SWEEP)
 pred = result.table.merge(items[["item_id", "group", "scene"]], on="item_id", how="left")
 print({k: v for k, v in result.summary().items() if k != "seconds"})
 EV = evidence.evidence_table(items, {k: v for k, v in CONDITIONS.items() if k not in ladders or (k == "bruce_center_crop" and crop_reading == "area")})

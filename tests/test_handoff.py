@@ -200,3 +200,17 @@ def test_a_probe_sweep_through_the_hand_off_shares_the_cache(out_roots, tiny_ite
     plain = sweep.predictions([model], tiny_items, {"translate": [1]}, seed=0, progress=False)
     assert set(plain.shards.status) == {"done"} and plain.probes is None  # prediction shards are a kind of their own
     assert (plain.table.pred_idx.to_numpy() == res.table.pred_idx.to_numpy()).all()
+
+
+def test_notebook_client_is_none_in_process_and_one_local_cluster_for_dask():
+    from vlmrobust import sweep
+
+    assert sweep.notebook_client("local", "", 2) is None
+    client = sweep.notebook_client("dask", "", 1)
+    try:
+        assert len(client.scheduler_info()["workers"]) == 1
+        assert client.cluster.scheduler_address.startswith("tcp://127.0.0.1")
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()

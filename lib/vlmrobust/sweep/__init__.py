@@ -25,6 +25,7 @@ from .handoff import (
     item_source,
     item_source_kind,
     local_cluster,
+    notebook_client,
     predictions,
     resolve_models,
 )
@@ -42,6 +43,6 @@ from .run import (
 from .spec import SCHEMA_VERSION, Shard, SweepSpec, plan
 
 __all__ = ["SCHEMA_VERSION", "TIME_PARTS", "Shard", "SweepFailed", "SweepResult", "SweepSpec",
-           "check_scheduler", "item_source", "item_source_kind", "local_cluster",
+           "check_scheduler", "item_source", "item_source_kind", "local_cluster", "notebook_client",
            "predictions", "resolve_models", "default_corrupt", "default_depth",
            "default_image", "default_param", "plan", "read_table", "run_shard", "run_sweep"]

@@ -44,7 +44,7 @@ from ..schema import ITEM_COLUMNS, ROLES
 from .run import SweepResult, run_sweep
 from .spec import SweepSpec
 
-__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster",
+__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "notebook_client",
            "predictions", "resolve_models"]
 
 
@@ -215,6 +215,18 @@ def local_cluster(n_workers: int, *, trim_threshold: int | None = None) -> Any:
         env["MALLOC_TRIM_THRESHOLD_"] = int(trim_threshold)
     with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):  # read as each nanny is made, here
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
+
+
+def notebook_client(executor: str, scheduler: str = "", n_workers: int = 2) -> Any:
+    """The Dask client that a notebook's many sweeps share: ``None`` for ``executor="local"``; a client of
+    ``scheduler`` (an address checked by :func:`check_scheduler`) when one is given; else a client of a
+    :func:`local_cluster` of ``n_workers`` processes, started once here (its workers stop with the kernel).
+    Pass it as ``client=`` with ``executor="dask"`` to :func:`predictions`: no sweep starts a cluster of its own."""
+    if executor != "dask":
+        return None
+    from dask.distributed import Client
+
+    return Client(scheduler) if scheduler else Client(local_cluster(n_workers))
 
 
 def check_scheduler(address: str, executor: str = "dask", param: str = "dask_scheduler",
