@@ -105,9 +105,7 @@ n_fog_scenes = params.check("n_fog_scenes", n_fog_scenes, int, lo=0)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
 progress = params.check("progress", progress, bool)
-executor = params.check("executor", executor, str, choices=["local", "dask"])
-dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
-scheduler = sweep.check_scheduler(dask_scheduler, executor)
+executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
 if items_source == "coco" and not (coco_annotations and coco_images):
     raise params.ParameterError("items_source 'coco' needs parameters 'coco_annotations' (instances JSON) and "
                                 "'coco_images' (the image folder)")

@@ -91,9 +91,7 @@ max_items = params.check("max_items", max_items, int, lo=0)
 seed = params.check("seed", seed, int, lo=0)
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
 batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
-executor = params.check("executor", executor, str, choices=["local", "dask"])
-dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
-scheduler = sweep.check_scheduler(dask_scheduler, executor)
+executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
 params.check("groups", groups, dict)
 for g_name, g_tasks in groups.items():
     params.check(f"groups key {g_name!r}", g_name, str)
@@ -186,9 +184,9 @@ fig = escalation_figures.ladder_rungs(data.load_image(items.image_ref.iloc[0]), 
     data.load_image(items.image_ref.iloc[0]), ladders, levels, contrast_reading, crop_reading), "the ladders' rungs")
 figures.save(fig, NB_ID, "ladder-rungs")
 plt.show()
-CLIENT = sweep.notebook_client(executor, scheduler, dask_workers)  # one cluster for both sweeps
+SWEEP |= dict(executor=executor, client=sweep.notebook_client(executor, scheduler, dask_workers))  # one cluster
 result = esc_ladders.escalation_predictions(MODELS, items, CONDITIONS, contrast=contrast_reading, crop=crop_reading,
-                                            mean_rgb=FILL_RGB, methods=None, executor=executor, client=CLIENT, **SWEEP)
+                                            mean_rgb=FILL_RGB, methods=None, **SWEEP)
 pred = result.table.merge(items[["item_id", "group", "scene"]], on="item_id", how="left")
 print({k: v for k, v in result.summary().items() if k != "seconds"})
 EV = evidence.evidence_table(items, {k: v for k, v in CONDITIONS.items() if k not in ladders or (k == "bruce_center_crop" and crop_reading == "area")})
@@ -270,8 +268,7 @@ fw = dict(fail_class="fail_class", fail_weights=failure_weights) if failure_weig
 cells = escalation.cell_stats(pred, UNIT, perturbations=[*ladders, *TRAV.values()], **fw)
 rci = escalation.rci(cells, rci_weights, fail=fail_reading)
 lad = rci[rci.perturbation.isin(ladders)]
-display(lad.pivot_table(index=["model", "group"], columns="perturbation", values="RCI", observed=True).round(3)
-        .rename_axis(columns="RCI (mean over the levels)"))
+display(lad.pivot_table(index=["model", "group"], columns="perturbation", values="RCI", observed=True).round(3).rename_axis(columns="RCI (mean over the levels)"))
 print(f"the terms of {MODELS[0]}, group {lad.group.iloc[0]}:")
 display(lad[(lad.model == MODELS[0]) & (lad.group == lad.group.iloc[0])][
     ["perturbation", "level", "param", "A_clean", "A", "H_clean", "H", "ECE_clean", "ECE", "D_acc", "D_cal",
@@ -312,8 +309,7 @@ display(tres.directions.pivot_table(index=["model", "group"], columns="direction
                                     observed=True).round(3))
 spatial_table = escalation_ablation.spatial_table(states, tres, trci_weights)
 display(spatial_table.round(4))
-print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI "
-      f"(alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
+print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI (alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
 
 # %% [markdown]
 # ## Table I — accuracy, corruption robustness and traversal robustness

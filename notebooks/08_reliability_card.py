@@ -97,13 +97,11 @@ plane_m = params.check("plane_m", plane_m, float, lo=0.0, lo_open=True)
 device = params.check("device", device, str)
 dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bfloat16"])
 torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
-executor = params.check("executor", executor, str, choices=["local", "dask"])
-dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
 progress = params.check("progress", progress, bool)
 MODELS = sweep.resolve_models(models, default=["evaluated", "control"])
 reference = params.check("reference", reference, str, choices=MODELS)
 sweep.item_source_kind(items_source)  # checks the source before any work
-scheduler = sweep.check_scheduler(dask_scheduler, executor)
+executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
 CONDITIONS = inputs.card_conditions(imagenet_c, severities, ladder_levels=ladder_levels,
                                     visibility_levels=visibility_levels)
 TRAV = {esc.DIRECTION_LABELS[d]: n for d, n in esc.traversal_names("mean").items()}

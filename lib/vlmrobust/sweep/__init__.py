@@ -21,6 +21,7 @@ model's shard (:mod:`vlmrobust.sweep.images`).
 
 from .handoff import (
     SweepFailed,
+    check_executor,
     check_scheduler,
     item_source,
     item_source_kind,
@@ -43,6 +44,6 @@ from .run import (
 from .spec import SCHEMA_VERSION, Shard, SweepSpec, plan
 
 __all__ = ["SCHEMA_VERSION", "TIME_PARTS", "Shard", "SweepFailed", "SweepResult", "SweepSpec",
-           "check_scheduler", "item_source", "item_source_kind", "local_cluster", "notebook_client",
+           "check_executor", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "notebook_client",
            "predictions", "resolve_models", "default_corrupt", "default_depth",
            "default_image", "default_param", "plan", "read_table", "run_shard", "run_sweep"]

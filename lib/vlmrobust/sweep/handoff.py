@@ -38,13 +38,13 @@ from typing import Any
 
 import pandas as pd
 
-from .. import paths
+from .. import params, paths
 from ..params import ParameterError
 from ..schema import ITEM_COLUMNS, ROLES
 from .run import SweepResult, run_sweep
 from .spec import SweepSpec
 
-__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "notebook_client",
+__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "check_executor", "notebook_client",
            "predictions", "resolve_models"]
 
 
@@ -215,6 +215,15 @@ def local_cluster(n_workers: int, *, trim_threshold: int | None = None) -> Any:
         env["MALLOC_TRIM_THRESHOLD_"] = int(trim_threshold)
     with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):  # read as each nanny is made, here
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
+
+
+def check_executor(executor: str, dask_workers: int, dask_scheduler: str) -> tuple[str, int, str]:
+    """A notebook's ``executor``, ``dask_workers`` and ``dask_scheduler`` parameters, checked (a
+    :class:`~vlmrobust.params.ParameterError` names the one that is wrong); the scheduler as
+    :func:`check_scheduler` returns it."""
+    executor = params.check("executor", executor, str, choices=["local", "dask"])
+    dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
+    return executor, dask_workers, check_scheduler(dask_scheduler, executor)
 
 
 def notebook_client(executor: str, scheduler: str = "", n_workers: int = 2) -> Any:
