@@ -11,9 +11,6 @@ from matplotlib.figure import Figure
 
 __all__ = ["cards_figure", "agreement_figure", "REFERENCE_LINES"]
 
-#: The figures' own dpi: their layout (``tight_layout`` measures text at the figure's dpi) does not depend on the
-#: dpi a notebook front end sets, so the PDFs are the same bytes under papermill, nbval and JupyterLab.
-_DPI = 100
 #: A line a read-out is read against: 0 (no change, no width), 1 (the reference model's mCE).
 REFERENCE_LINES = {"RAS": 0.0, "R_c": 0.0, "R_w": 0.0, "mCE": 1.0, "rel_mCE": 1.0, "RCI_mu": 0.0,
                    "W_internal_fog": 0.0, "W_abstain_fog": 0.0, "W_internal_water": 0.0, "W_abstain_water": 0.0,
@@ -29,7 +26,7 @@ def cards_figure(long: pd.DataFrame, models: Sequence[str], colors: Mapping[str,
     readouts = list(dict.fromkeys(long.readout))
     nrows = int(np.ceil(len(readouts) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 0.23 * len(models) * nrows + 0.9 * nrows),
-                             sharey=True, squeeze=False, dpi=_DPI)
+                             sharey=True, squeeze=False)
     y = np.arange(len(models))[::-1]
     for ax, key in zip(axes.flat, readouts, strict=False):
         g = long[long.readout == key].set_index("model").reindex(models)
@@ -70,7 +67,7 @@ def agreement_figure(lenses: pd.DataFrame, agreement: pd.DataFrame, colors: Mapp
     """One scatter per model-level pair of the agreement table, each model a dot in its colour, with
     Spearman's rho, its interval and the verdict in the title."""
     rows = agreement[agreement.across == "models"]
-    fig, axes = plt.subplots(1, max(len(rows), 1), figsize=(3.4 * max(len(rows), 1), 3.3), squeeze=False, dpi=_DPI)
+    fig, axes = plt.subplots(1, max(len(rows), 1), figsize=(3.4 * max(len(rows), 1), 3.3), squeeze=False)
     for ax, r in zip(axes.flat, rows.itertuples(index=False), strict=False):
         for m in lenses.model:
             row = lenses[lenses.model == m].iloc[0]
