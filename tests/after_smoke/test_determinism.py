@@ -22,7 +22,7 @@ if not SMOKE:
 SMOKE_DIR = Path(SMOKE)
 
 # Notebooks whose smoke run is cheap enough to execute a second time.
-NOTEBOOKS = [nb for nb in ["00_embedded_default", "02_corruption_sweeps", "08_reliability_card"] if nb in nbtools.notebook_ids()]
+NOTEBOOKS = [nb for nb in ["00_embedded_default", "02_corruption_sweeps"] if nb in nbtools.notebook_ids()]
 
 
 def _digest_tree(root: Path) -> dict[str, str]:
