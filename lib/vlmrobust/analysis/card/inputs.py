@@ -80,11 +80,16 @@ def card_conditions(imagenet_c: Sequence[str], severities: Sequence[int], *, lad
     return out
 
 
+def _meta(items: pd.DataFrame, variant: str) -> list[str]:
+    """Each item's card ``meta``: its scene (the item itself), the abstain ``variant`` and chance 1/K."""
+    return [json.dumps({"scene": str(i), "abstain": variant, "chance": 1.0 / len(o)}, sort_keys=True)
+            for i, o in zip(items.item_id, items.options, strict=True)]
+
+
 def card_items(items: pd.DataFrame) -> pd.DataFrame:
     """``items`` with the ``meta`` of a card item: its scene (itself), abstain variant ``none`` and chance 1/K."""
     out = items.copy()
-    out["meta"] = [json.dumps({"scene": str(i), "abstain": "none", "chance": 1.0 / len(o)}, sort_keys=True)
-                   for i, o in zip(out.item_id, out.options, strict=True)]
+    out["meta"] = _meta(out, "none")
     if "abstain_idx" in out.columns and (out.abstain_idx.fillna(-1).astype(int) >= 0).any():
         raise ValueError("card items must not offer an abstain option already; the card adds its own variant")
     out["abstain_idx"] = -1
@@ -115,8 +120,7 @@ def abstain_variants(items: pd.DataFrame, variant: str = _ABSTAIN) -> pd.DataFra
     if variant not in ABSTAIN_TEXTS:
         raise ValueError(f"variant must be one of {sorted(ABSTAIN_TEXTS)}, got {variant!r}")
     out = card_items(items)
-    out["meta"] = [json.dumps({"scene": str(i), "abstain": variant, "chance": 1.0 / len(o)}, sort_keys=True)
-                   for i, o in zip(out.item_id, out.options, strict=True)]
+    out["meta"] = _meta(out, variant)
     out["abstain_idx"] = [len(o) for o in out.options]
     out["options"] = [list(o) + [ABSTAIN_TEXTS[variant]] for o in out.options]
     out["item_id"] = [f"{i}~{variant}" for i in out.item_id]
@@ -150,13 +154,11 @@ def _executor(executor: str, client: Any, dask_workers: int):
     if executor != "dask" or client is not None or not dask_workers:
         yield client
         return
-    from dask.distributed import Client
-
-    cluster = sweep.local_cluster(dask_workers)
-    own = Client(cluster)
+    own = sweep.notebook_client(executor, "", dask_workers)
     try:
         yield own
     finally:
+        cluster = own.cluster
         own.close()
         cluster.close()
 
@@ -184,6 +186,7 @@ def card_predictions(models: Sequence[str], items: pd.DataFrame, conditions: Map
     if unknown:
         raise ValueError(f"probe_on names conditions that are not swept: {unknown}")
     vis = {n: list(v) for n, v in conditions.items() if n in ARMS}
+    abstaining = abstain_variants(base) if vis else base.iloc[:0]
     orders = option_orders(base, n_orders, seed) if n_orders else pd.DataFrame(columns=["item_id", "level", "order"])
     with _executor(executor, client, dask_workers) as cl:
         kw = dict(seed=seed, executor=executor, client=cl, **sweep_kw)
@@ -198,7 +201,7 @@ def card_predictions(models: Sequence[str], items: pd.DataFrame, conditions: Map
             parts.append(plain.table)
             summ["items"] = plain.summary()
         if vis:
-            abst = sweep.predictions(models, abstain_variants(base), vis, **kw)
+            abst = sweep.predictions(models, abstaining, vis, **kw)
             parts.append(abst.table)
             summ["abstain variants"] = abst.summary()
         if len(orders):
@@ -209,7 +212,7 @@ def card_predictions(models: Sequence[str], items: pd.DataFrame, conditions: Map
             parts.append(t)
             summ["order variants"] = ordered.summary()
     pred = pd.concat(parts, ignore_index=True)
-    all_items = pd.concat([base, abstain_variants(base)], ignore_index=True) if vis else base
+    all_items = pd.concat([base, abstaining], ignore_index=True) if vis else base
     return CardInputs(pred, probe_rows if probe_rows is not None else pd.DataFrame(), all_items, orders, summ)
 
 
