@@ -199,8 +199,10 @@ def image_only(processor_cls: type) -> type:
     ``ProcessorMixin`` by keyword and SmolVLM's requires it as an argument: the
     keyword is dropped on its way to ``ProcessorMixin`` (a class placed just
     before it in the method order) and the argument is filled with ``None`` when
-    loading. SmolVLM's ``apply_chat_template`` reads ``video_processor.num_frames``
-    and ``.fps`` even without a video; both read ``None``.
+    loading (through ``from_dict``, or ``from_args_and_dict`` in older
+    releases). SmolVLM's ``apply_chat_template`` reads
+    ``video_processor.num_frames`` and ``.fps`` even without a video; both read
+    ``None``.
     """
     import inspect
 
@@ -219,11 +221,19 @@ def image_only(processor_cls: type) -> type:
         def get_attributes(cls) -> list[str]:
             return [a for a in processor_cls.get_attributes() if "video" not in a]
 
+        # transformers up to 5.2x built a loaded processor through from_args_and_dict, later releases
+        # through from_dict: the empty slot is filled on both paths
         @classmethod
         def from_args_and_dict(cls, args, processor_dict, **kwargs):
             if needs_slot:
                 kwargs.setdefault("video_processor", None)
             return super().from_args_and_dict(args, processor_dict, **kwargs)
+
+        @classmethod
+        def from_dict(cls, processor_dict, **kwargs):
+            if needs_slot:
+                kwargs.setdefault("video_processor", None)
+            return super().from_dict(processor_dict, **kwargs)
 
     ImageOnly.__name__ = processor_cls.__name__
     ImageOnly.__qualname__ = processor_cls.__qualname__
