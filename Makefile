@@ -6,11 +6,16 @@ PYTHON      ?= python3
 VENV        ?= .venv
 PY          := $(VENV)/bin/python
 STAMP       := $(VENV)/.installed
+# The lock: the exact version of every package the default install resolves, as pip constraints (-c).
+# `make install` honours it; `make lock` rewrites it; LOCK= (empty) installs the newest releases the
+# ranges in pyproject.toml allow (`make test-latest` does that in its own .venv-latest).
+LOCK        ?= requirements-lock.txt
+PIP_LOCK    := $(if $(LOCK),-c $(LOCK))
 # torch is installed first and explicitly, so that no dependency drags in a multi-GB CUDA build.
-# CPU build by default: torch==2.13.0+cpu from wherever pip already finds it (a local wheel, a mirror),
-# else from PyTorch's CPU index. GPU users: `make install TORCH_VARIANT=cu128` (any CUDA variant).
-# Everything else comes from pip's own configured index.
-TORCH_VERSION ?= 2.13.0
+# CPU build by default: torch==<the lock's version>+cpu from wherever pip already finds it (a local wheel,
+# a mirror), else from PyTorch's CPU index. GPU users: `make install TORCH_VARIANT=cu128` (any CUDA
+# variant; the lock pins torch's version, not its build). Everything else comes from pip's own index.
+TORCH_VERSION ?= $(or $(if $(LOCK),$(shell sed -n 's/^torch==\([^+]*\).*/\1/p' $(LOCK) 2>/dev/null)),2.13.0)
 TORCH_VARIANT ?= cpu
 TORCH_INDEX   ?= https://download.pytorch.org/whl/$(TORCH_VARIANT)
 # PAPER=1 also installs the `paper` extra (what real hub models need, e.g. torchvision's video processors).
@@ -29,27 +34,60 @@ UNTIL       ?=
 # test processes run side by side (pytest-xdist): one per core by default
 JOBS        ?= auto
 
-.PHONY: help install sync lab run figures test unit smoke browser browser-deps report bench zoo lint paper-dry gpu-check clean distclean
+.PHONY: help install lock-check lock test-latest sync lab run figures test unit smoke browser browser-deps report bench zoo lint paper-dry gpu-check clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
 	@echo
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-11s %s\n", $$1, $$2}'
 	@echo
 	@echo "  make run NB=<id> [P=<variant>]   one notebook, with params/<id>/<variant>.yaml"
 	@echo "  make run ... UNTIL=resolve        stop after the resolve cell (checks a variant's parameters)"
 	@echo "  notebooks: $(NB_IDS)"
 
-$(STAMP): pyproject.toml
+# pip, setuptools and wheel come from the lock too, and the package builds with them (no build isolation),
+# so that nothing in the install floats with the day's releases.
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --upgrade pip >/dev/null || true
+	$(PY) -m pip install -q --upgrade $(PIP_LOCK) pip setuptools wheel
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "torch==$(TORCH_VERSION)+$(TORCH_VARIANT)" \
 	  || $(PY) -m pip install -q "torch==$(TORCH_VERSION)" --index-url "$(TORCH_INDEX)"
-	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	$(PY) -m pip install -q $(PIP_LOCK) --no-build-isolation -e ".[$(EXTRAS)]"
 	@$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python 3 (vlmrobust)" >/dev/null
+	@$(if $(LOCK),$(PY) -m vlmrobust.repro --lock $(LOCK))
 	@touch $(STAMP)
 
-install: $(STAMP)  ## create .venv (when absent): the package, CPU torch, dev tools, the `vlmrobust` kernel
+install: $(STAMP)  ## create .venv (when absent) from the lock: the package, CPU torch, dev tools, the kernel
+	@$(if $(LOCK),$(PY) -m vlmrobust.repro --lock $(LOCK) >/dev/null \
+	  || { echo "reinstalling the locked versions"; rm -f $(STAMP) && $(MAKE) --no-print-directory $(STAMP); })
+
+lock-check: $(STAMP)  ## compare the installed packages with the lock (ALL=1 prints every pin); fails on drift
+	$(if $(LOCK),$(PY) -m vlmrobust.repro --lock $(LOCK) $(if $(ALL),--all),@echo "no lock (LOCK is empty)")
+
+LOCK_VENV := build/lock-venv
+# One lock for every install: the default one and the paper extra's pure-Python packages are resolved
+# together (as uv and poetry lock all extras at once), so that `make install PAPER=1` adds packages to
+# the locked set without changing it. torchvision is left out: it must match the user's torch build.
+PAPER_PURE = $(shell $(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
+  print(" ".join(repr(s) for s in p["project"]["optional-dependencies"]["paper"] if "torchvision" not in s))')
+lock:  ## re-resolve every dependency at its newest allowed release in a fresh venv; rewrites the lock
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q --upgrade pip setuptools wheel
+	$(LOCK_VENV)/bin/python -m pip install -q "torch==$(TORCH_VERSION)+cpu" \
+	  || $(LOCK_VENV)/bin/python -m pip install -q "torch==$(TORCH_VERSION)" --index-url "https://download.pytorch.org/whl/cpu"
+	$(LOCK_VENV)/bin/python -m pip install -q --no-build-isolation -e ".[dev]" $(PAPER_PURE)
+	@{ echo "# The lock: the exact version of every package of the default install (the package, its dev extra,"; \
+	  echo "# pip, setuptools, wheel) and of the paper extra's pure-Python packages, resolved together and read"; \
+	  echo "# by pip as constraints. Written by \`make lock\`: do not edit by hand."; \
+	  echo "# Resolved with $$($(LOCK_VENV)/bin/python -c 'import platform; print("CPython", platform.python_version(), \
+	    "on", platform.system(), platform.machine())') and torch's CPU build (the pin has no +cpu: any build matches)."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --all --exclude-editable | sed 's/^\(torch==[^+]*\)+.*/\1/' \
+	    | LC_ALL=C sort -f; } > requirements-lock.txt
+	@echo "wrote requirements-lock.txt ($$(grep -c '==' requirements-lock.txt) pins); \`git diff requirements-lock.txt\` shows what changed"
+
+test-latest:  ## the whole suite on the newest releases pyproject's ranges allow, in a fresh .venv-latest (no lock)
+	rm -rf .venv-latest
+	$(MAKE) test VENV=.venv-latest LOCK= TORCH_VERSION=$(TORCH_VERSION)
 
 sync: $(STAMP)  ## generate the .ipynb twins of the notebooks (jupytext pairing)
 	$(VENV)/bin/jupytext --sync $(NOTEBOOKS)
@@ -105,7 +143,7 @@ browser-deps:  ## Debian's chromium for the browser test (apt-get, when it is mi
 browser: $(STAMP) browser-deps  ## every notebook opened in JupyterLab in headless Chromium; screenshots in build/browser/
 	VLMROBUST_BROWSER_SHOTS=$(CURDIR)/build/browser $(PY) -m pytest -q -p no:cacheprovider tests/browser
 
-test: lint unit smoke browser  ## the whole suite: lint, unit tests, notebooks under smoke parameters, determinism, browser
+test: lock-check lint unit smoke browser  ## the whole suite: lock check, lint, unit tests, smoke notebooks, determinism, browser
 
 paper-dry: $(STAMP)  ## every paper.yaml end to end on twins of its models and data (NB=<id> for one; build/paper-dry/)
 	OMP_NUM_THREADS=1 $(PY) -m vlmrobust.dry $(if $(NB),--only $(NB))
@@ -137,5 +175,5 @@ mutants: $(STAMP)  ## mutation testing (mutmut) of metrics, physical/escalation/
 clean:  ## remove generated notebooks, executed copies, reports, results and build files
 	rm -rf build $(EXEC_DIR) report results notebooks/*.ipynb .pytest_cache
 
-distclean: clean  ## also remove the virtual environment
-	rm -rf $(VENV)
+distclean: clean  ## also remove the virtual environments
+	rm -rf $(VENV) .venv-latest

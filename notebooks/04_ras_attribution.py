@@ -304,7 +304,8 @@ with pd.option_context("display.max_colwidth", None):
 # ## Result tables
 #
 # Written to `results/04_ras_attribution/`: the pair table and trajectories (parquet), Tables II, III, IV, VI,
-# the per-cell attribution, the trajectory summary and the observation checks (CSV).
+# the per-cell attribution, the trajectory summary, the observation checks (CSV), and the environment
+# snapshot (`environment.json`).
 
 # %%
 pairs.drop(columns=["row", "row_clean"]).to_parquet(OUT / "pairs.parquet", index=False)
@@ -313,6 +314,7 @@ for name, df in {"table2_models": t2, "table3_states": t3, "table3_states_by_mod
                  "table4_regimes": t4, "table6_rank_mismatch": t6, "cells_eq13_16": cells,
                  "trajectory_summary": tsum, "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
+repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
 
 # %% [markdown]

@@ -221,12 +221,13 @@ with pd.option_context("display.max_colwidth", None):
 #
 # Written to `results/08_reliability_card/`: the card (one row per model, every read-out with its interval), the
 # blind-spot table behind W, the mCE table, the answer-order table, the per-corruption lenses, the agreement
-# table and the observations (CSV).
+# table and the observations (CSV), and the environment snapshot (`environment.json`).
 
 # %%
 for name, df in {"cards": CARD, "blind_spots": LENS["blind_spots"], "mce": LENS["mce"], "answer_order": LENS["order"],
                  "condition_lenses": CONDS, "agreement": AGREE, "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
+repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
 
 # %% [markdown]

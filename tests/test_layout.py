@@ -39,8 +39,8 @@ def test_dependencies_declared_once_with_ranges_and_environment_wraps_them():
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     assert "python=3.11" in conda and "pip" in conda
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    # the conda file adds nothing of its own: it installs this package and its dev extra
-    assert pip == ["-e .[dev]"]
+    # the conda file adds nothing of its own: it installs this package and its dev extra under the lock
+    assert pip == ["-c requirements-lock.txt", "-e .[dev]"]
     assert project["requires-python"].startswith(">=3.11")
 
 

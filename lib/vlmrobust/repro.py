@@ -1,10 +1,16 @@
-"""Seeding, derived random generators and the environment snapshot.
+"""Seeding, derived random generators, the environment snapshot and the lock check.
 
 Every random draw in the project comes from an explicit
 :class:`numpy.random.Generator` made by :func:`rng` from a tuple of keys
 (an item id, a perturbation name, a level, a seed, ...). The same keys give the
 same stream in every process and on every run; global random state is never
 used.
+
+The environment is pinned by the repository's lock (:data:`LOCK_FILE`, pip
+constraints written by ``make lock``). :func:`lock_drift` compares what is
+installed with it, and every result folder's ``environment.json`` names the
+lock's digest and any drift; ``python -m vlmrobust.repro`` prints the comparison
+and exits non-zero on drift (``make lock-check``, the first step of ``make test``).
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ import json
 import os
 import platform
 import random
+import re
 import sys
+import warnings
 from collections.abc import Hashable
 from datetime import UTC, datetime
 from importlib import metadata
@@ -22,7 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["key_to_int", "rng", "seed_everything", "env_snapshot", "save_env_snapshot", "stable_hash"]
+from vlmrobust import paths
+
+__all__ = ["key_to_int", "rng", "seed_everything", "env_snapshot", "save_env_snapshot", "stable_hash",
+           "LOCK_FILE", "read_lock", "lock_digest", "lock_comparison", "lock_drift", "lock_status", "main"]
+
+#: The lock: the exact version of every package the default install resolves (pip constraints).
+LOCK_FILE: Path = paths.REPO_ROOT / "requirements-lock.txt"
 
 
 def stable_hash(obj: object, n_hex: int = 16) -> str:
@@ -77,8 +91,81 @@ _SNAPSHOT_PACKAGES = (
 )
 
 
+def _normalise(name: str) -> str:
+    """A distribution name as pip compares names (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_lock(path: str | os.PathLike | None = None) -> dict[str, str]:
+    """The lock's pins, ``{normalised name: version}``.
+
+    The lock is a pip constraints file of ``name==version`` lines (``#`` starts a
+    comment). Any other line is an error that names it: the file is written by
+    ``make lock``, and a hand edit that pip would read differently must not pass.
+    """
+    path = Path(path) if path is not None else LOCK_FILE
+    pins: dict[str, str] = {}
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)", line)
+        if match is None:
+            raise ValueError(f"{path}, line {number}: expected 'name==version', got {raw!r}")
+        pins[_normalise(match[1])] = match[2]
+    return pins
+
+
+def lock_digest(path: str | os.PathLike | None = None) -> str:
+    """SHA-256 of the lock file's bytes: names the environment a result was made in."""
+    path = Path(path) if path is not None else LOCK_FILE
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _same_version(locked: str, installed: str) -> bool:
+    """Equal versions; a local label (``+cpu``) is ignored where the pin has none, as in PEP 440's ``==``."""
+    return installed == locked or ("+" not in locked and installed.split("+", 1)[0] == locked)
+
+
+def lock_comparison(path: str | os.PathLike | None = None) -> list[tuple[str, str, str | None]]:
+    """Every pin with what is installed: ``(name, locked, installed or None)``, by name."""
+    return [(name, locked, _installed_version(name)) for name, locked in sorted(read_lock(path).items())]
+
+
+def lock_drift(path: str | os.PathLike | None = None) -> dict[str, tuple[str, str]]:
+    """Pinned packages installed at another version than the lock's: ``{name: (locked, installed)}``.
+
+    A pin whose package is not installed is not drift: the lock also pins the
+    pure-Python packages of the ``paper`` extra, which the default install leaves out.
+    """
+    return {name: (locked, installed) for name, locked, installed in lock_comparison(path)
+            if installed is not None and not _same_version(locked, installed)}
+
+
+def lock_status(path: str | os.PathLike | None = None) -> dict | None:
+    """The lock a result was made under: file, digest, and drift (``None`` without a lock file)."""
+    path = Path(path) if path is not None else LOCK_FILE
+    if not path.is_file():
+        return None
+    drift = lock_drift(path)
+    return {"file": path.name, "sha256": lock_digest(path),
+            "drift": {name: {"locked": lo, "installed": inst} for name, (lo, inst) in drift.items()}}
+
+
 def env_snapshot() -> dict:
-    """What produced a result: Python, platform, package versions, threads."""
+    """What produced a result: Python, platform, package versions, threads, and the lock.
+
+    ``lock`` names the lock file's digest and lists every pinned package
+    installed at another version (``drift``; empty when the environment is the
+    locked one).
+    """
     versions = {}
     for name in _SNAPSHOT_PACKAGES:
         try:
@@ -91,6 +178,7 @@ def env_snapshot() -> dict:
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
         "packages": versions,
+        "lock": lock_status(),
     }
     try:
         import torch
@@ -110,8 +198,58 @@ def save_env_snapshot(directory: str | os.PathLike, timestamp: bool = False) -> 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     snap = env_snapshot()
+    drift = (snap["lock"] or {}).get("drift")
+    if drift:
+        warnings.warn(f"the environment differs from {LOCK_FILE.name}: " + _drift_text(drift)
+                      + "; `make install` restores the locked versions", stacklevel=2)
     if timestamp:
         snap["written_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     path = directory / "environment.json"
     path.write_text(json.dumps(snap, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def _drift_text(drift: dict) -> str:
+    return ", ".join(f"{name} {d['locked']} locked, {d['installed']} installed" for name, d in drift.items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vlmrobust.repro [--all] [--lock FILE]``: compare the installed packages with the lock.
+
+    Prints one line a differing package (``--all``: every pin) and a summary;
+    exits 1 when any pinned package is installed at another version.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m vlmrobust.repro", description=main.__doc__)
+    parser.add_argument("--lock", default=str(LOCK_FILE), help="the lock file (default: %(default)s)")
+    parser.add_argument("--all", action="store_true", help="print every pin, not only those that differ")
+    args = parser.parse_args(argv)
+    lock = Path(args.lock)
+    if not lock.is_file():
+        print(f"no lock file at {lock}: `make lock` writes it")
+        return 2
+    try:
+        rows = lock_comparison(lock)
+    except ValueError as exc:
+        print(f"the lock cannot be read: {exc}")
+        return 2
+    width = max(len(name) for name, _, _ in rows)
+    counts = {"same": 0, "differs": 0, "not installed": 0}
+    for name, locked, installed in rows:
+        state = ("not installed" if installed is None
+                 else "same" if _same_version(locked, installed) else "differs")
+        counts[state] += 1
+        if args.all or state == "differs":
+            print(f"{name:<{width}}  locked {locked:<14} installed {installed or '-':<14} {state}")
+    print(f"{lock.name} ({lock_digest(lock)[:12]}): {len(rows)} pins, {counts['same']} installed at the locked "
+          f"version, {counts['differs']} at another, {counts['not installed']} not installed")
+    if counts["differs"]:
+        print("the environment has drifted from the lock: `make install` reinstalls the locked versions "
+              "(or `make lock` records new ones, for a maintainer)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -50,3 +50,15 @@ def test_rerun_reproduces_the_smoke_run_bytes(nb_id, tmp_path, monkeypatch):
                         progress_bar=False, cwd=str(tmp_path))
     second = _outputs(tmp_path / "results", tmp_path / "figures", nb_id)
     assert first == second
+
+
+@pytest.mark.parametrize("nb_id", nbtools.notebook_ids())
+def test_every_result_folder_carries_its_environment_snapshot(nb_id):
+    import json
+
+    from vlmrobust import repro
+
+    snap = json.loads((SMOKE_DIR / "results" / nb_id / "environment.json").read_text())
+    assert snap["lock"]["sha256"] == repro.lock_digest()
+    drift = {name: {"locked": lo, "installed": inst} for name, (lo, inst) in repro.lock_drift().items()}
+    assert snap["lock"]["drift"] == drift
