@@ -4,7 +4,7 @@ Builds a synthetic predictions table (models × items × {clean, 4 ladders × 4 
 states}, with ``pred_idx``, ``confidence`` and a dataset group), then in one run
 
 1. computes the RCI table (every ladder and traversal cell) and the T-RCI tables (per state, direction and
-   unit) with ``vlmrobust.analysis.escalation.rci``, timed;
+   unit) with ``vlmrobust.analysis.escalation.indices``, timed;
 2. computes the same definitions, with the same input checks (duplicate rows, ``pred_idx`` in range, clean
    and corrupted rows agreeing on ``K`` and the answer), with a loop written from the paper's text (§II-D,
    §II-E, §II-F: dictionaries, per-cell lists, ``math.log``, its own ECE; no ``vlmrobust`` helper), timed;
@@ -27,7 +27,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-from vlmrobust.analysis.escalation import rci as X
+from vlmrobust.analysis.escalation import indices as X
 from vlmrobust.repro import rng
 
 LADDERS = ("bruce_blur", "bruce_contrast", "bruce_rotate", "bruce_center_crop")

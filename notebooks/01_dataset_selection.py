@@ -30,9 +30,6 @@ from IPython.display import display
 
 from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth, teaching
 from vlmrobust.analysis import selection
-from vlmrobust.analysis.selection import figures as selection_figures
-from vlmrobust.analysis.selection.selection import category_shift, selection_table
-from vlmrobust.analysis.selection.simulate import time_selection
 from vlmrobust.data import splits as store
 from vlmrobust.models import zoo
 
@@ -176,7 +173,7 @@ kappa = selection.kappa(G)
 TIMES["κ (Eqs. 1–2)"] = time.perf_counter() - t0
 print(f"κ over the pool: mean {kappa.mean():.3f}, median {np.median(kappa):.3f}, share with κ = 0 "
       f"{(kappa == 0).mean():.1%}")
-fig = selection_figures.kappa_and_gini(kappa, G, SELECTORS, PERTS)
+fig = selection.figures.kappa_and_gini(kappa, G, SELECTORS, PERTS)
 figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
 
 # %% [markdown]
@@ -247,7 +244,7 @@ t0 = time.perf_counter()
 sel = selection.select(G, image_emb, text_emb, items.item_id)
 TIMES["novelty and split (Eqs. 4–6)"] = time.perf_counter() - t0
 print(f"embeddings: image {image_emb.shape[1]}-d from {IMAGE_ENCODER}, text {text_emb.shape[1]}-d")
-fig = selection_figures.novelty_traversal(sel)
+fig = selection.figures.novelty_traversal(sel)
 figures.save(fig, NB_ID, "novelty-along-the-traversal")
 
 # %% [markdown]
@@ -263,7 +260,7 @@ figures.save(fig, NB_ID, "novelty-along-the-traversal")
 # %%
 print(f"split: {sel.size} of {len(items)} ({sel.size / len(items):.1%}); of A⁺ {sel.size / max(eligible.sum(), 1):.1%};"
       f" mean e over A⁺ {sel.threshold:.4f}")
-fig = selection_figures.kappa_nu_plane(sel)
+fig = selection.figures.kappa_nu_plane(sel)
 figures.save(fig, NB_ID, "split-kappa-nu-plane")
 
 # %% [markdown]
@@ -321,7 +318,7 @@ if MODELS:
 
     print(f"Spearman ρ between the selectors' κ and the evaluated models' Gini over the pool: "
           f"{spearmanr(kappa, eval_gini).statistic:+.2f}")
-fig = selection_figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(MODELS))
+fig = selection.figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(MODELS))
 figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
 
 # %% [markdown]
@@ -335,10 +332,10 @@ figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
 
 # %%
 LEVEL = selection.composition_level(items)
-comp = category_shift(selection.composition_groups(items), sel.selected)
+comp = selection.category_shift(selection.composition_groups(items), sel.selected)
 display(comp.round(3))
-src = category_shift(items.source, sel.selected, sort=False) if items.source.nunique() > 1 else None
-fig = selection_figures.category_shift(comp, src, level=LEVEL)
+src = selection.category_shift(items.source, sel.selected, sort=False) if items.source.nunique() > 1 else None
+fig = selection.figures.category_shift(comp, src, level=LEVEL)
 figures.save(fig, NB_ID, "fig3b-category-shift")
 cov = selection.coverage_table(items.task, sel.eligible, sel.selected)
 display(cov)
@@ -350,9 +347,9 @@ display(cov)
 # moves the first selector's answer most, at severities 1 to 5, with that selector's answer letter.
 
 # %%
-picks = selection_figures.kappa_picks(sel)
+picks = selection.figures.kappa_picks(sel)
 if picks:
-    fig = selection_figures.kappa_examples(items, picks, sel.kappa, G, P.pred, PERTS, LEVELS, seed=seed)
+    fig = selection.figures.kappa_examples(items, picks, sel.kappa, G, P.pred, PERTS, LEVELS, seed=seed)
     figures.save(fig, NB_ID, "fig9bcd-kappa-examples")
 else:
     print("A⁺ is empty: no example to show")
@@ -369,11 +366,11 @@ else:
 
 # %%
 display(pd.Series(TIMES, name="seconds").round(2).to_frame())
-scale = pd.DataFrame([time_selection(n, repro.rng(NB_ID, "scaling", n, seed)) for n in scaling_sizes])
+scale = pd.DataFrame([selection.time_selection(n, repro.rng(NB_ID, "scaling", n, seed)) for n in scaling_sizes])
 display(scale.round(3))
 print("load average (1, 5, 15 min):", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 if len(scale) > 1:
-    selection_figures.selection_time(scale)  # shown, not saved: timings change from run to run
+    selection.figures.selection_time(scale)  # shown, not saved: timings change from run to run
 
 # %% [markdown]
 # ## The saved split
@@ -441,7 +438,7 @@ with pd.option_context("display.max_colwidth", None):
 # decided.
 
 # %%
-table = selection_table(sel, items, G, SELECTORS, eval_gini)
+table = selection.selection_table(sel, items, G, SELECTORS, eval_gini)
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,
                  "silent_families": silent, "category_shift": comp.rename_axis("group").reset_index(),
                  "family_coverage": cov.reset_index(), "observations": obs}.items():

@@ -27,9 +27,6 @@ from IPython.display import display
 
 from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep, synth, teaching
 from vlmrobust.analysis import ras
-from vlmrobust.analysis.ras import figures as ras_figures
-from vlmrobust.analysis.ras.simulate import simulate_predictions
-from vlmrobust.analysis.ras.tables import with_ci
 
 NB_ID = "04_ras_attribution"
 figures.use_style()
@@ -103,8 +100,8 @@ if predictions_from == "sweep":
     pred = result.table
     print(result.summary())
 else:
-    pred = simulate_predictions(sim_items, models=MODELS, perturbations=perturbations, levels=levels,
-                                rng=repro.rng(NB_ID, "simulate", seed))
+    pred = ras.simulate_predictions(sim_items, models=MODELS, perturbations=perturbations, levels=levels,
+                                    rng=repro.rng(NB_ID, "simulate", seed))
 pred = pred[pred["perturbation"].isin([schema.CLEAN, *perturbations]) & pred["level"].isin([0, *levels])]
 print(f"{len(pred):,} prediction rows; methods: {sorted(pred['method'].unique())}")
 
@@ -152,7 +149,7 @@ display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "
 
 # %%
 examples = ras.regime_examples(pairs, boundary_tol)
-fig = ras_figures.regime_distributions(pairs, examples, pred["probs"])
+fig = ras.figures.regime_distributions(pairs, examples, pred["probs"])
 figures.save(fig, NB_ID, "fig4-regime-examples")
 
 # %% [markdown]
@@ -167,7 +164,7 @@ figures.save(fig, NB_ID, "fig4-regime-examples")
 # %%
 t2 = ras.table_ii(pairs, n_boot=n_boot, ci=ci, rng=repro.rng(NB_ID, "bootstrap", seed), mixed_tol=mixed_tol)
 STATS = ["acc_clean", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct"]
-display(with_ci(t2.sort_values("acc_clean"), STATS))
+display(ras.with_ci(t2.sort_values("acc_clean"), STATS))
 
 # %% [markdown]
 # ## Table III — the four correctness states (Eq. 12)
@@ -190,7 +187,7 @@ display(t3_models.pivot(index="model", columns="state", values="RAS").round(3).r
 # Fig. 11 shows the two transition states (wc, cw) per model group; here all four states and all models.
 
 # %%
-fig = ras_figures.state_component_plane(pairs, COLORS)
+fig = ras.figures.state_component_plane(pairs, COLORS)
 figures.save(fig, NB_ID, "fig5-state-component-plane")
 
 # %% [markdown]
@@ -230,7 +227,7 @@ display(cells[["model", "perturbation", "level", "n", "pi_c", "alpha_cw", "alpha
 # negative with severity while $R_w$ becomes more positive but stays smaller.
 
 # %%
-fig = ras_figures.severity_family_heatmaps(cells, list(dict.fromkeys(FAMILY.values())))
+fig = ras.figures.severity_family_heatmaps(cells, list(dict.fromkeys(FAMILY.values())))
 figures.save(fig, NB_ID, "fig7-severity-family-heatmaps")
 
 # %% [markdown]
@@ -258,7 +255,7 @@ display(tsum.pivot(index="model", columns="klass", values="RAS").round(3).rename
 # medians (ΔS̃, ΔC̃), which the paper marks with dashed outlines.
 
 # %%
-fig = ras_figures.trajectory_composition(tsum)
+fig = ras.figures.trajectory_composition(tsum)
 figures.save(fig, NB_ID, "fig6-trajectory-composition")
 
 # %%
@@ -273,7 +270,7 @@ display(tsum.pivot(index="model", columns="klass", values="dC_med").round(3).ren
 # overconfident damage; lower-right (ΔS̃ > 0, ΔC̃ < 0) is hesitant correction.
 
 # %%
-fig = ras_figures.trajectory_signatures(tsum, COLORS)
+fig = ras.figures.trajectory_signatures(tsum, COLORS)
 figures.save(fig, NB_ID, "fig12-trajectory-signatures")
 
 # %% [markdown]

@@ -33,12 +33,7 @@ from IPython.display import display
 import vlmrobust.teaching as teaching
 from vlmrobust import attack, corrupt, data, figures, params, paths, probes, repro, sweep, synth
 from vlmrobust import models as vlm_models
-from vlmrobust.analysis.drift import dirichlet as structure
-from vlmrobust.analysis.drift import figures as drift_figures
-from vlmrobust.analysis.drift import frequency as spectral
-from vlmrobust.analysis.drift import frequency_figures, instability, prior, protocol
-from vlmrobust.analysis.drift import observations as drift_observations
-from vlmrobust.analysis.drift import representation as drift
+from vlmrobust.analysis import drift
 from vlmrobust.corrupt import controls, frequency, natural
 
 NB_ID = "05_representation_drift"
@@ -99,7 +94,7 @@ max_items = params.check("max_items", max_items, int, lo=0)
 n_subsets = params.check("n_subsets", n_subsets, int, lo=1, hi=1000)
 subset_size = params.check("subset_size", subset_size, int, lo=0)
 shift_reading = params.check("shift_reading", shift_reading, str, choices=list(natural.SHIFT_READINGS))
-set_apart = params.check("set_apart", set_apart, str, choices=list(protocol.SET_APART))
+set_apart = params.check("set_apart", set_apart, str, choices=list(drift.SET_APART))
 seed = params.check("seed", seed, int, lo=0)
 method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
 template = params.check("template", template, str, choices=sorted(vlm_models.TEMPLATES))
@@ -111,7 +106,7 @@ grid_layer = params.check("grid_layer", grid_layer, int, lo=-1)
 n_control = params.check("n_control", n_control, int, lo=2, hi=10_000_000)
 ALL_REGIMES = probes.REGIMES + probes.VISION_PROBES
 drift_regime = params.check("drift_regime", drift_regime, str, choices=list(probes.REGIMES) + ["vision_mean"])
-GT = protocol.check_gt_changing(gt_changing)
+GT = drift.check_gt_changing(gt_changing)
 n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
 freq_items = params.check("freq_items", freq_items, int, lo=1, hi=100_000)
 noise_draws = params.check("noise_draws", noise_draws, int, lo=1, hi=1000)
@@ -142,7 +137,7 @@ torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
 
 
-label = instability.label
+label = drift.label
 
 
 def model_method(name: str) -> str:
@@ -189,7 +184,7 @@ def model_method(name: str) -> str:
 # %%
 items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
                           max_items=max_items)
-SUBSETS = protocol.disjoint_subsets(items.item_id, n_subsets, subset_size, repro.rng(seed, NB_ID, "subsets"))
+SUBSETS = drift.disjoint_subsets(items.item_id, n_subsets, subset_size, repro.rng(seed, NB_ID, "subsets"))
 items = items[items.item_id.isin(set().union(*SUBSETS))].reset_index(drop=True)
 print(f"{len(SUBSETS)} disjoint subset(s) of {len(SUBSETS[0])} items; shifts {shift_reading}; set-apart instances {set_apart}")
 first = vlm_models.load(MODELS[0], **LOAD)
@@ -199,7 +194,8 @@ for name, tpl in [("ctx_mcq / ans_mcq", template), ("ctx_open / ans_open", probe
                   ("ans_mcq_free", probes.PROBE_TEMPLATES[free_template])]:
     print(f"--- {name} prompt:\n" + vlm_models.build_prompt(first.processor, r0.question, list(r0.options), tpl))
 
-fig = drift_figures.perturbation_examples(data.load_image(r0.image_ref), seed=seed, key=r0.item_id, shift=shift_reading)
+fig = drift.figures.perturbation_examples(data.load_image(r0.image_ref), seed=seed, key=r0.item_id,
+                                         shift=shift_reading)
 figures.save(fig, NB_ID, "fig3-perturbation-examples")
 
 # %% [markdown]
@@ -220,11 +216,11 @@ figures.save(fig, NB_ID, "fig3-perturbation-examples")
 # clean shard keeps the clean vectors, the control pairs and the noise floor.
 
 # %%
-res = protocol.natural_predictions(MODELS, items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC, **SWEEP)
+res = drift.natural_predictions(MODELS, items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC, **SWEEP)
 pred, P = res.table, res.probes
 print({k: v for k, v in res.summary().items() if k != "seconds"})
-pairs, excluded = protocol.table_pairs(instability.flip_pairs(pred), GT, set_apart)
-Pk = protocol.table_pairs(P, GT, set_apart)[0]
+pairs, excluded = drift.table_pairs(drift.flip_pairs(pred), GT, set_apart)
+Pk = drift.table_pairs(P, GT, set_apart)[0]
 print(f"{len(pairs)} perturbation instances in the tables; {len(excluded)} may change the ground truth ({GT}): "
       + ("kept in the tables and shown apart" if set_apart == "kept" else "left out of the tables, shown apart"))
 clean_acc = pred[pred.perturbation == "clean"].groupby("model").correct.mean()
@@ -243,13 +239,13 @@ display(clean_acc.rename("clean accuracy").to_frame().round(3))
 # mean of all eight rows (the six of Table 2 would give 0.086).
 
 # %%
-t1 = protocol.across_subsets(instability.ifr_iv, SUBSETS, ["model", "perturbation"], pairs=pairs)
+t1 = drift.across_subsets(drift.ifr_iv, SUBSETS, ["model", "perturbation"], pairs=pairs)
 display(t1.assign(perturbation=t1.perturbation.map(label)).pivot_table(
     index="perturbation", columns="model", values=["IFR", "IV"], sort=False).round(3))
 print("The instances whose ground truth may change, on their own:")
-t1_apart = instability.ifr_iv(excluded, by=["model", "task"], union=())
+t1_apart = drift.ifr_iv(excluded, by=["model", "task"], union=())
 display(t1_apart.round(3))
-dec = instability.overlay_decomposition(pairs)
+dec = drift.overlay_decomposition(pairs)
 print("Overlays: semantic vs random text vs empty box (identical boxes)")
 display(dec.round(3))
 
@@ -263,7 +259,7 @@ display(dec.round(3))
 # (22 %, below the 33 % of uniform compliance with a correct-pointing overlay among three).
 
 # %%
-t2 = protocol.across_subsets(instability.transitions, SUBSETS, ["model", "perturbation"], pairs=pairs)
+t2 = drift.across_subsets(drift.transitions, SUBSETS, ["model", "perturbation"], pairs=pairs)
 display(t2.assign(perturbation=t2.perturbation.map(label)).round(3))
 
 # %% [markdown]
@@ -274,8 +270,8 @@ display(t2.assign(perturbation=t2.perturbation.map(label)).round(3))
 
 # %%
 REGIMES3 = list(probes.REGIMES) + ["vision_mean"]
-t3 = protocol.across_subsets(lambda P: drift.invariance_table(P, REGIMES3), SUBSETS, ["model", "perturbation", "regime"],
-                             P=Pk)
+t3 = drift.across_subsets(lambda P: drift.invariance_table(P, REGIMES3), SUBSETS, ["model", "perturbation", "regime"],
+                          P=Pk)
 for m, cells in drift.invariance_cells(t3, REGIMES3).items():
     print(f"{m} (cos / L2)")
     display(cells)
@@ -294,15 +290,15 @@ for m, cells in drift.invariance_cells(t3, REGIMES3).items():
 # unrelated image's. Intervals are item-level bootstrap percentiles of the mean drift.
 
 # %%
-t4, t7 = (protocol.across_subsets(lambda P, m=m: drift.drift_vs_control(P, drift_regime, m), SUBSETS,
-                                  ["model", "perturbation"], P=Pk) for m in ("cos", "l2"))
+t4, t7 = (drift.across_subsets(lambda P, m=m: drift.drift_vs_control(P, drift_regime, m), SUBSETS,
+                               ["model", "perturbation"], P=Pk) for m in ("cos", "l2"))
 t4 = drift.with_interval(t4, Pk, drift_regime, repro.rng(seed, NB_ID, "bootstrap"), n_boot=n_boot)
 print(f"Table 4 — {drift_regime}, cosine distance")
 display(t4.assign(perturbation=t4.perturbation.map(label))[drift.TABLE4_COLUMNS].round(3))
 print(f"Table 7 — {drift_regime}, L2 distance")
 display(t7.assign(perturbation=t7.perturbation.map(label))[drift.TABLE7_COLUMNS].round(3))
 
-fig = drift_figures.drift_vs_control(Pk, P, t4, MODELS, drift_regime)
+fig = drift.figures.drift_vs_control(Pk, P, t4, MODELS, drift_regime)
 figures.save(fig, NB_ID, "fig1-drift-vs-control")
 
 # %% [markdown]
@@ -318,7 +314,7 @@ figures.save(fig, NB_ID, "fig1-drift-vs-control")
 
 # %%
 curves = drift.layer_curves(Pk, "cos")
-fig = drift_figures.layer_drift_curves(curves, drift.invariance_table(Pk, ALL_REGIMES), P, MODELS, ALL_REGIMES)
+fig = drift.figures.layer_drift_curves(curves, drift.invariance_table(Pk, ALL_REGIMES), P, MODELS, ALL_REGIMES)
 figures.save(fig, NB_ID, "layer-drift-curves")
 
 floor = pd.concat([drift.noise_floor(Pk, "cos").assign(metric="cos"), drift.noise_floor(Pk, "l2").assign(metric="l2")])
@@ -337,13 +333,13 @@ print(f"smallest drift / largest floor, over models and regimes: {floor.ratio.mi
 
 # %%
 G = drift.with_flips(Pk, pairs)
-t28 = structure.energy_table(G)
+t28 = drift.energy_table(G)
 display(t28.assign(perturbation=t28.perturbation.map(label)).round(3))
 for fig_id, pert in (("fig13", "translate"), ("fig14", "text_overlay")):
-    fig = drift_figures.dirichlet_histograms(G, pert)
+    fig = drift.figures.dirichlet_histograms(G, pert)
     figures.save(fig, NB_ID, f"{fig_id}-dirichlet-{pert.replace('_', '-')}")
 print(f"App. E.3 — correlation of ΔE_dir with {drift_regime} cosine drift")
-display(structure.energy_drift_correlation(Pk, drift_regime).round(3))
+display(drift.energy_drift_correlation(Pk, drift_regime).round(3))
 
 # %% [markdown]
 # ## Drift to prior on yes/no questions (§7, App. D; Figs. 10-12)
@@ -357,30 +353,30 @@ display(structure.energy_drift_correlation(Pk, drift_regime).round(3))
 # %%
 POPE_SWEEP = {**SWEEP, "template": pope_template or template}
 pope_items = sweep.item_source(pope_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
-                               max_items=max_items, param="pope_source") if pope_source else prior.yes_no_subset(items)
+                               max_items=max_items, param="pope_source") if pope_source else drift.yes_no_subset(items)
 if pope_source or pope_template:
     print(f"yes/no items scored with {POPE_SWEEP['template']!r}; tokens per option:",
-          protocol.one_token_options(first.tokenizer))
-    pres = protocol.natural_predictions(MODELS, pope_items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC,
-                                        **POPE_SWEEP)
+          drift.one_token_options(first.tokenizer))
+    pres = drift.natural_predictions(MODELS, pope_items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC,
+                                     **POPE_SWEEP)
     pope_pred, pope_P = pres.table, pres.probes
 else:
     pope_pred, pope_P = pred[pred.item_id.isin(pope_items.item_id)], P[P.item_id.isin(pope_items.item_id)]
 blank = sweep.predictions(MODELS, pope_items, {"blank_grey": [1]}, methods=METHODS, corrupt_fn=controls.blank_image,
                           param_fn=controls.blank_param, **POPE_SWEEP).table
-prior_rows = prior.pope_rows(blank[blank.perturbation == "blank_grey"], pope_items)
-display(prior.prior_summary(prior_rows).round(3))
-pope_rows = prior.pope_rows(pope_pred, pope_items)
-pope = prior.pope_transitions(pope_rows)
-shift = prior.margin_shift(pope_rows)
+prior_rows = drift.pope_rows(blank[blank.perturbation == "blank_grey"], pope_items)
+display(drift.prior_summary(prior_rows).round(3))
+pope_rows = drift.pope_rows(pope_pred, pope_items)
+pope = drift.pope_transitions(pope_rows)
+shift = drift.margin_shift(pope_rows)
 display(pope.assign(perturbation=pope.perturbation.map(label)).round(3))
 display(shift.assign(perturbation=shift.perturbation.map(label)).round(3))
 
-fig = drift_figures.pope_rates(pope, MODELS, NATURAL)
+fig = drift.figures.pope_rates(pope, MODELS, NATURAL)
 figures.save(fig, NB_ID, "fig10-pope-accuracy-and-flip-rate")
-fig = drift_figures.pope_transition_rates(pope, MODELS, NATURAL)
+fig = drift.figures.pope_transition_rates(pope, MODELS, NATURAL)
 figures.save(fig, NB_ID, "fig12-pope-transitions")
-fig = drift_figures.pope_drift_energy(prior.drift_by_perturbation(pope, pope_P, drift_regime), MODELS, drift_regime)
+fig = drift.figures.pope_drift_energy(drift.drift_by_perturbation(pope, pope_P, drift_regime), MODELS, drift_regime)
 figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
 
 # %% [markdown]
@@ -398,32 +394,32 @@ figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
 # mildest to the harshest ablation. Fig. 19 follows the signed margin of single samples.
 
 # %%
-fitems = spectral.spread_items(items, freq_items)
+fitems = drift.spread_items(items, freq_items)
 NOISE = {f"noise_{b}": list(range(1, 6)) for b in ("low", "high", "all")}
-noise_pairs = instability.flip_pairs(sweep.predictions(MODELS, fitems, NOISE, methods=METHODS, **SWEEP).table)
-ncurve = spectral.flip_curve(noise_pairs)
-fig = frequency_figures.noise_flip_rate(ncurve, MODELS)
+noise_pairs = drift.flip_pairs(sweep.predictions(MODELS, fitems, NOISE, methods=METHODS, **SWEEP).table)
+ncurve = drift.flip_curve(noise_pairs)
+fig = drift.frequency_figures.noise_flip_rate(ncurve, MODELS)
 figures.save(fig, NB_ID, "fig17-noise-flip-rate-by-band")
 
-samples = spectral.example_items(fitems, example_samples)
-draws = [instability.flip_pairs(sweep.predictions(MODELS[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
-                                                  "seed": seed + 1 + k}).table) for k in range(noise_draws)]
-per_sample = spectral.flip_curve(pd.concat(draws, ignore_index=True), by=["model", "item_id", "perturbation"])
-fig = frequency_figures.per_sample_noise(per_sample, samples.item_id, MODELS[0], noise_draws)
+samples = drift.example_items(fitems, example_samples)
+draws = [drift.flip_pairs(sweep.predictions(MODELS[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
+                                            "seed": seed + 1 + k}).table) for k in range(noise_draws)]
+per_sample = drift.flip_curve(pd.concat(draws, ignore_index=True), by=["model", "item_id", "perturbation"])
+fig = drift.frequency_figures.per_sample_noise(per_sample, samples.item_id, MODELS[0], noise_draws)
 figures.save(fig, NB_ID, "fig16-per-sample-noise")
 
 # %%
 levels = list(range(1, len(frequency.FINE_CUTOFFS) + 1))
 abl = sweep.predictions(MODELS, fitems, {"lowpass_fine": levels, "highpass_fine": levels}, methods=METHODS,
                         corrupt_fn=frequency.fine_ablation, param_fn=frequency.fine_param, **SWEEP).table
-abl_pairs = instability.flip_pairs(abl)
-thr = spectral.threshold_table(abl_pairs)
-display(spectral.threshold_summary(thr).round(3))
-fig = frequency_figures.ablation_thresholds(thr)
+abl_pairs = drift.flip_pairs(abl)
+thr = drift.threshold_table(abl_pairs)
+display(drift.threshold_summary(thr).round(3))
+fig = drift.frequency_figures.ablation_thresholds(thr)
 figures.save(fig, NB_ID, "fig18-ablation-flip-thresholds")
 
-acurve = spectral.flip_curve(abl_pairs[abl_pairs.model == MODELS[0]], by=["model", "item_id", "perturbation"])
-fig = frequency_figures.ablation_margins(acurve, samples.item_id, MODELS[0])
+acurve = drift.flip_curve(abl_pairs[abl_pairs.model == MODELS[0]], by=["model", "item_id", "perturbation"])
+fig = drift.frequency_figures.ablation_margins(acurve, samples.item_id, MODELS[0])
 figures.save(fig, NB_ID, "fig19-ablation-margins")
 
 # %% [markdown]
@@ -434,8 +430,8 @@ figures.save(fig, NB_ID, "fig19-ablation-margins")
 # drift is pure phase.
 
 # %%
-sd = spectral.instance_spectral_drift(pairs, items, seed, shift_reading)
-fig = frequency_figures.spectral_drift_by_band(sd, NATURAL)
+sd = drift.instance_spectral_drift(pairs, items, seed, shift_reading)
+fig = drift.frequency_figures.spectral_drift_by_band(sd, NATURAL)
 figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
 
 # %% [markdown]
@@ -453,18 +449,18 @@ figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
 # $1 -$ adversarial accuracy; PFR is the share of predictions that changed.
 
 # %%
-pitems = spectral.spread_items(items, pgd_items)
+pitems = drift.spread_items(items, pgd_items)
 pimgs = [data.load_image(r) for r in pitems.image_ref]
 clean_p = pred[(pred.perturbation == "clean") & pred.item_id.isin(pitems.item_id)]
-runs = spectral.pgd_attacks(MODELS, pitems, pimgs, clean_p, model_method, template=template, seed=seed,
-                            batch_size=batch_size, progress=progress, **LOAD)
+runs = drift.pgd_attacks(MODELS, pitems, pimgs, clean_p, model_method, template=template, seed=seed,
+                         batch_size=batch_size, progress=progress, **LOAD)
 for m, why in runs.skipped.items():
     print(f"PGD not run for {m}: {why}")
 t29 = attack.pgd_table(clean_p, runs.preds) if runs.preds else pd.DataFrame()
 print(f"Table 29 — eps = {attack.EPS:.5f} (8/255), alpha = {attack.ALPHA:.5f} (2/255), {attack.STEPS} steps, "
       f"{len(pitems)} items")
 display(t29.round(4))
-fig = frequency_figures.pgd_radial_energy(runs.deltas, pitems.item_id[0], runs.attacked)
+fig = drift.frequency_figures.pgd_radial_energy(runs.deltas, pitems.item_id[0], runs.attacked)
 figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
 
 # %% [markdown]
@@ -478,7 +474,7 @@ figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
 # %%
 photo = sweep.predictions(MODELS, items, {c: [photometric_level] for c in photometric}, methods=METHODS,
                           **SWEEP).table
-tphoto = instability.ifr_iv(instability.flip_pairs(photo), union=())
+tphoto = drift.ifr_iv(drift.flip_pairs(photo), union=())
 display(pd.concat([tphoto, t1[t1.perturbation.isin(["translate", "pad_crop", "rotate"])]]).pivot_table(
     index="perturbation", columns="model", values="IFR", sort=False).round(3))
 
@@ -500,17 +496,17 @@ if len(LADDER) < 2:
 if set(scale_models) <= set(MODELS):  # the probe sweep above already scored them
     scale_pred, scale_P = pred[pred.model.isin(scale_models)], P[P.model.isin(scale_models)]
 else:  # every rung with its probes, on the same items
-    sres = protocol.natural_predictions(scale_models, items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC,
-                                        **SWEEP)
+    sres = drift.natural_predictions(scale_models, items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC,
+                                     **SWEEP)
     scale_pred, scale_P = sres.table, sres.probes
-scale_pairs = protocol.table_pairs(instability.flip_pairs(scale_pred), GT, set_apart)[0]
-scale_Pk = protocol.table_pairs(scale_P, GT, set_apart)[0]
-sizes = protocol.model_sizes(scale_models, lambda n: vlm_models.load(n, **LOAD),
-                             lambda n: vlm_models.zoo.meta(n) if n in vlm_models.zoo.names() else None)
-t5 = drift.with_similarity(instability.scale_table(scale_pred, scale_pairs, sizes), scale_Pk, list(probes.REGIMES))
+scale_pairs = drift.table_pairs(drift.flip_pairs(scale_pred), GT, set_apart)[0]
+scale_Pk = drift.table_pairs(scale_P, GT, set_apart)[0]
+sizes = drift.model_sizes(scale_models, lambda n: vlm_models.load(n, **LOAD),
+                          lambda n: vlm_models.zoo.meta(n) if n in vlm_models.zoo.names() else None)
+t5 = drift.with_similarity(drift.scale_table(scale_pred, scale_pairs, sizes), scale_Pk, list(probes.REGIMES))
 display(t5.round(3))
-t1_scale = instability.ifr_iv(scale_pairs)
-fig = drift_figures.scale_panels(t1_scale, t5, sizes, NATURAL)
+t1_scale = drift.ifr_iv(scale_pairs)
+fig = drift.figures.scale_panels(t1_scale, t5, sizes, NATURAL)
 figures.save(fig, NB_ID, "fig2-fig5-scale")
 
 # %% [markdown]
@@ -520,9 +516,9 @@ figures.save(fig, NB_ID, "fig2-fig5-scale")
 cross = []
 for src in cross_sources:
     citems = sweep.item_source(src, n_per_family=n_per_family, seed=seed, image_size=image_size, max_items=max_items)
-    cpairs = protocol.table_pairs(instability.flip_pairs(protocol.natural_predictions(
+    cpairs = drift.table_pairs(drift.flip_pairs(drift.natural_predictions(
         MODELS, citems, NATURAL, shift=shift_reading, methods=METHODS, **SWEEP).table), GT, set_apart)[0]
-    cross.append(instability.ifr_iv(cpairs).assign(source=src))
+    cross.append(drift.ifr_iv(cpairs).assign(source=src))
 if cross:
     display(pd.concat(cross).round(3))
 else:
@@ -541,11 +537,11 @@ else:
 # intervals; `params/05_representation_drift/paper.yaml` runs the paper's models.
 
 # %%
-run = drift_observations.DriftRun(pairs=pairs, probes=Pk, pope=pope_rows, prior=prior_rows, pgd=runs.preds,
-                                  regime=drift_regime)
-ladder_run = drift_observations.Ladder(scale_pred, scale_pairs, sizes, probes=scale_Pk,
-                                       note="" if len(LADDER) >= 2 else " (no role ladder in the zoo)")
-obs = drift_observations.findings_table(run, ladder_run, n_boot=n_boot, seed=seed)
+run = drift.DriftRun(pairs=pairs, probes=Pk, pope=pope_rows, prior=prior_rows, pgd=runs.preds,
+                     regime=drift_regime)
+ladder_run = drift.Ladder(scale_pred, scale_pairs, sizes, probes=scale_Pk,
+                          note="" if len(LADDER) >= 2 else " (no role ladder in the zoo)")
+obs = drift.findings_table(run, ladder_run, n_boot=n_boot, seed=seed)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 
@@ -561,7 +557,7 @@ P.drop(columns=["state", "state_layers"]).to_parquet(OUT / "probes.parquet", ind
 for name, df in {"table1_ifr_iv": t1, "table1_set_apart": t1_apart, "overlay_decomposition": dec,
                  "table2_transitions": t2, "table3_invariance": t3, "table4_drift_vs_control_cos": t4,
                  "table7_drift_vs_control_l2": t7, "layer_curves": curves, "noise_floor": floor,
-                 "table28_dirichlet": t28, "pope_prior": prior.prior_summary(prior_rows), "pope_transitions": pope,
+                 "table28_dirichlet": t28, "pope_prior": drift.prior_summary(prior_rows), "pope_transitions": pope,
                  "pope_margin_shift": shift, "noise_flip_curves": ncurve, "ablation_thresholds": thr,
                  "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5, "observations": obs}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")

@@ -32,12 +32,7 @@ from IPython.display import display
 
 import vlmrobust.teaching as teaching
 from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep, synth
-from vlmrobust.analysis.visibility import blind_spot as vis
-from vlmrobust.analysis.visibility import figures as vfig
-from vlmrobust.analysis.visibility import observations as vobs
-from vlmrobust.analysis.visibility import paper as vpaper
-from vlmrobust.analysis.visibility import readouts as vread
-from vlmrobust.analysis.visibility import tables as vtab
+from vlmrobust.analysis import visibility
 from vlmrobust.models import zoo
 from vlmrobust.models.prompts import CONFIDENCE_WORDINGS, TEMPLATES
 from vlmrobust.synth import visibility as scenes_mod
@@ -88,8 +83,8 @@ image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1
 seed = params.check("seed", seed, int, lo=0)
 t2_question = params.check("t2_question", t2_question, str, choices=list(scenes_mod.QUESTIONS))
 wording = params.check("wording", wording, str, choices=list(scenes_mod.WORDINGS))
-internal = params.check("internal", internal, str, choices=list(vread.INTERNAL))
-abstain_mid = params.check("abstain_mid", abstain_mid, str, choices=list(vis.ABSTAIN_MIDS))
+internal = params.check("internal", internal, str, choices=list(visibility.INTERNAL))
+abstain_mid = params.check("abstain_mid", abstain_mid, str, choices=list(visibility.ABSTAIN_MIDS))
 ladder = params.check("ladder", ladder, str, choices=["paper", "extended"])
 sky_depth_m = params.check("sky_depth_m", sky_depth_m, float, lo=0.0)
 sky_only = params.check("sky_only", sky_only, bool)
@@ -215,8 +210,8 @@ print(f"prompt template {tpl_t2!r} ({TEMPLATES[tpl_t2].source})")
 
 # %%
 sc0 = SCENES_RAW.iloc[0]
-fig = vfig.scene_figure(data.load_image(sc0.image_ref), data.load_depth(sc0.depth_ref), sc0.scene_id,
-                        data.load_image(SHUFFLED.image_ref[0]), seed=seed)
+fig = visibility.figures.scene_figure(data.load_image(sc0.image_ref), data.load_depth(sc0.depth_ref), sc0.scene_id,
+                                      data.load_image(SHUFFLED.image_ref[0]), seed=seed)
 figures.save(fig, NB_ID, "fig2-scene-under-degradations")
 plt.show()
 
@@ -296,22 +291,23 @@ print("scoring methods: " + ", ".join(f"{m}: {k}" for m, k in methods_used.items
 # tell, the image is too unclear to decide.") and with "I don't know" (abstain 2).
 
 # %%
-LONG = vread.signals_long(ALL, ITEMS, ARMS, internal=internal)  # ITEMS_ARM has the same ids and meta
-CUBE = vis.signal_cube(LONG)
-MEANS = vis.level_means(CUBE)
-tables_9_10 = vtab.signal_tables(CUBE, MEANS)
+LONG = visibility.signals_long(ALL, ITEMS, ARMS, internal=internal)  # ITEMS_ARM has the same ids and meta
+CUBE = visibility.signal_cube(LONG)
+MEANS = visibility.level_means(CUBE)
+tables_9_10 = visibility.signal_tables(CUBE, MEANS)
 for task, label in [("t2", "Table IX: identification (t2)"), ("t3", "Table X: verification (t3)")]:
     print(label + "; NaN: not available (no parseable verbalized confidence)")
     display(tables_9_10[tables_9_10.task == task].round(2))
-PARSE = vtab.parse_rate_table(vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal), ARMS)
+PARSE = visibility.parse_rate_table(visibility.condition_summary(PRED_VERBAL, PLAIN, internal=internal), ARMS)
 print("parse rate of the verbalized confidence ('Confidence: N') per level (clean only for models not swept):")
 display(PARSE.round(2))
 
-fig = vfig.signals_figure(CUBE, MEANS, COLORS, "t2", "Fig. 3: identification (t2), accuracy and awareness "
-                         "signals against V (dotted: chance)")
+fig = visibility.figures.signals_figure(CUBE, MEANS, COLORS, "t2", "Fig. 3: identification (t2), accuracy "
+                                        "and awareness signals against V (dotted: chance)")
 figures.save(fig, NB_ID, "fig3-signals-vs-visibility-t2")
 plt.show()
-fig = vfig.signals_figure(CUBE, MEANS, COLORS, "t3", "Fig. 8: verification (t3), same conventions (chance 0.5)")
+fig = visibility.figures.signals_figure(CUBE, MEANS, COLORS, "t3",
+                                        "Fig. 8: verification (t3), same conventions (chance 0.5)")
 figures.save(fig, NB_ID, "fig8-signals-vs-visibility-t3")
 plt.show()
 
@@ -321,7 +317,7 @@ plt.show()
 # Accuracy, mean internal and verbalized confidence and both abstain rates at $V = 7.8$ m and $V = 1.95$ m.
 
 # %%
-table_4 = vtab.murky_table(CUBE, MEANS, (7.8125, 1.953125))
+table_4 = visibility.murky_table(CUBE, MEANS, (7.8125, 1.953125))
 display(table_4.round(2))
 
 # %% [markdown]
@@ -350,20 +346,20 @@ display(table_4.round(2))
 # every level, signal and arm resampled together), seeded, all cells in one vectorised pass.
 
 # %%
-display(vpaper.abstain_mid_comparison(20_000, repro.rng(NB_ID, "abstain-mid", seed)).round(4))
-SPOTS = vis.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
-                             min_gap=min_gap, abstain_mid=abstain_mid)
-table_5 = vtab.table_v(SPOTS)
+display(visibility.abstain_mid_comparison(20_000, repro.rng(NB_ID, "abstain-mid", seed)).round(4))
+SPOTS = visibility.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
+                                   min_gap=min_gap, abstain_mid=abstain_mid)
+table_5 = visibility.table_v(SPOTS)
 display(table_5)
 print("flags: " + ("; ".join(sorted({f"{r.model} {r.task} {r.arm} {r.signal}: {r.flag}"
                                      for r in SPOTS.itertuples() if r.flag})) or "none"))
-check = vis.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
-                             min_gap=min_gap, abstain_mid=abstain_mid)
+check = visibility.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
+                                   min_gap=min_gap, abstain_mid=abstain_mid)
 print("a second bootstrap with the same seed gives identical intervals:",
       bool(np.array_equal(check[["w_lo", "w_hi"]].to_numpy(), SPOTS[["w_lo", "w_hi"]].to_numpy(), equal_nan=True)))
 
 # %%
-fig = vfig.blind_spot_figure(SPOTS, MODELS)
+fig = visibility.figures.blind_spot_figure(SPOTS, MODELS)
 figures.save(fig, NB_ID, "fig4-blind-spot-width")
 plt.show()
 
@@ -376,11 +372,11 @@ plt.show()
 # ($V \le 15.6$ m, fog and water) against the clean images.
 
 # %%
-CAL = vread.calibration_by_level(LONG)
-display(vtab.calibration_wide(CAL).round(2))
-REL, REL_SUM = vread.pooled_reliability(LONG, task="t2", max_v=murky_m)
+CAL = visibility.calibration_by_level(LONG)
+display(visibility.calibration_wide(CAL).round(2))
+REL, REL_SUM = visibility.pooled_reliability(LONG, task="t2", max_v=murky_m)
 display(REL_SUM.round(3))
-fig = vfig.reliability_figure(REL, REL_SUM, MODELS, murky_m)
+fig = visibility.figures.reliability_figure(REL, REL_SUM, MODELS, murky_m)
 figures.save(fig, NB_ID, "fig5-reliability-murky-vs-clean")
 plt.show()
 
@@ -397,12 +393,12 @@ plt.show()
 # would measure that cue.
 
 # %%
-fig = vfig.abstain_figure(CUBE, MEANS, MODELS)
+fig = visibility.figures.abstain_figure(CUBE, MEANS, MODELS)
 figures.save(fig, NB_ID, "fig6-abstain-wordings")
 plt.show()
 
-ACC_T = vread.accuracy_vs_transmittance(LONG, ARMS, LEVEL_OF)
-fig = vfig.transmittance_figure(ACC_T, MODELS, COLORS, min_n=5)
+ACC_T = visibility.accuracy_vs_transmittance(LONG, ARMS, LEVEL_OF)
+fig = visibility.figures.transmittance_figure(ACC_T, MODELS, COLORS, min_n=5)
 figures.save(fig, NB_ID, "accuracy-vs-object-transmittance")
 plt.show()
 
@@ -422,8 +418,8 @@ T6_CONDS = {"fog_physical+box": [3, 5, 6, 8], "underwater+box": [4]}
 if VERBAL_MODELS and len(T6_ITEMS):
     T6 = {v: score(VERBAL_MODELS, T6_ITEMS.reset_index(drop=True), T6_CONDS, methods=["verbal"], confidence=v)
           for v in ("v1", "v2", "v3")}
-    acc_main = vread.condition_summary(PRED[PRED.item_id.isin(T6_ITEMS.item_id)], T6_ITEMS, internal=internal)
-    table_6 = vread.verbal_wordings_table(T6, acc_main)
+    acc_main = visibility.condition_summary(PRED[PRED.item_id.isin(T6_ITEMS.item_id)], T6_ITEMS, internal=internal)
+    table_6 = visibility.verbal_wordings_table(T6, acc_main)
 else:
     table_6 = pd.DataFrame({"model": MODELS, "note": "n/a: no parseable verbalized confidence (no talker)"})
 display(table_6.round(2) if "accuracy" in table_6 else table_6)
@@ -441,14 +437,14 @@ display(table_6.round(2) if "accuracy" in table_6 else table_6)
 
 # %%
 fog_sc = SCENES_ARM if not n_fog_scenes else SCENES_ARM.head(n_fog_scenes)  # the depth the arms see
-PER7, TABLE7 = vread.imagenet_fog_visibility([data.load_image(r) for r in fog_sc.clean_ref],
-                                            [data.load_depth(r) for r in fog_sc.depth_ref], list(fog_sc.scene_id),
-                                            seed=seed)
-summ = vread.condition_summary(PRED, ITEMS, internal=internal)
-table_7 = vtab.fog_severity_table(TABLE7, summ, CUBE, MEANS, MODELS)
+PER7, TABLE7 = visibility.imagenet_fog_visibility([data.load_image(r) for r in fog_sc.clean_ref],
+                                                  [data.load_depth(r) for r in fog_sc.depth_ref], list(fog_sc.scene_id),
+                                                  seed=seed)
+summ = visibility.condition_summary(PRED, ITEMS, internal=internal)
+table_7 = visibility.fog_severity_table(TABLE7, summ, CUBE, MEANS, MODELS)
 display(table_7.round(3))
 
-fig = vfig.imagenet_fog_figure(table_7, summ, CUBE, MEANS, MODELS, COLORS)
+fig = visibility.figures.imagenet_fog_figure(table_7, summ, CUBE, MEANS, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig7-imagenet-fog-on-metre-axis")
 plt.show()
 
@@ -461,9 +457,9 @@ plt.show()
 # only the sky by the veiling light (t = 1 elsewhere).
 
 # %%
-summ_verbal = vread.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
-shuf = vread.condition_summary(PRED_SHUF, SHUFFLED, internal=internal)
-table_8 = vtab.controls_table(summ, shuf, summ_verbal, MODELS, sky_only=sky_only)
+summ_verbal = visibility.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
+shuf = visibility.condition_summary(PRED_SHUF, SHUFFLED, internal=internal)
+table_8 = visibility.controls_table(summ, shuf, summ_verbal, MODELS, sky_only=sky_only)
 display(table_8.round(2))
 
 # %% [markdown]
@@ -482,11 +478,12 @@ display(table_8.round(2))
 # so its abstain curve under fog (Fig. 3, Table V) is a measurement of what it generalised, whatever it is.
 
 # %%
-COND = vobs.condition_means(vobs.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=internal), n_boot,
-                            repro.rng(NB_ID, "obs-conditions", seed))
-WORD = vobs.condition_means(vobs.wording_rows(T6, T6_ITEMS), n_boot, repro.rng(NB_ID, "obs-wordings", seed)) \
+COND = visibility.condition_means(visibility.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=internal),
+                                  n_boot, repro.rng(NB_ID, "obs-conditions", seed))
+WORD = visibility.condition_means(visibility.wording_rows(T6, T6_ITEMS), n_boot,
+                                  repro.rng(NB_ID, "obs-wordings", seed)) \
     if VERBAL_MODELS and len(T6_ITEMS) else None
-OBS = vobs.visibility_observations(
+OBS = visibility.visibility_observations(
     CUBE, SPOTS, n_boot=n_boot, boot_rng=repro.rng(NB_ID, "bootstrap", seed), per7=PER7, cond=COND, wordings=WORD,
     long=LONG, distances=META.groupby("scene")["target_distance_m"].first().to_dict(), behaviours=BEHAVIOUR,
     rng=repro.rng(NB_ID, "observations", seed), models=MODELS, min_gap=min_gap, abstain_mid=abstain_mid,

@@ -32,12 +32,7 @@ import torch
 from IPython.display import display
 
 from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth, teaching
-from vlmrobust.analysis.escalation import ablation as escalation_ablation
-from vlmrobust.analysis.escalation import checks, fragility, paper_table, replicates, taxonomy
-from vlmrobust.analysis.escalation import figures as escalation_figures
-from vlmrobust.analysis.escalation import ladders as esc_ladders
-from vlmrobust.analysis.escalation import observations as escalation_checks
-from vlmrobust.analysis.escalation import rci as escalation
+from vlmrobust.analysis import escalation
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.corrupt import evidence
 from vlmrobust.stats.observations import observations_table
@@ -118,7 +113,7 @@ if len(trci_weights) != 5 or sum(trci_weights) <= 0:
 fail_reading = params.check("fail_reading", fail_reading, str, choices=list(escalation.FAIL_READINGS))
 params.check("failure_weights", failure_weights, dict)
 for cls, w in failure_weights.items():
-    params.check("failure_weights key", cls, str, choices=list(taxonomy.CLASSES))
+    params.check("failure_weights key", cls, str, choices=list(escalation.CLASSES))
     params.check(f"failure_weights[{cls!r}]", w, float, lo=0.0)
 epsilon = params.check("epsilon", epsilon, float, lo=0.0, lo_open=True, hi=0.1)
 stable_min = params.check("stable_min", stable_min, float, lo=0.0, hi=1.0)
@@ -178,15 +173,15 @@ CONDITIONS = {**{p: levels for p in ladders}, **{n: levels for n in TRAV.values(
 print(f"{len(items)} items; groups: " + ", ".join(f"{g} {n}" for g, n in items.group.value_counts(sort=False).items()))
 print(f"{len(CONDITIONS)} perturbations, {sum(map(len, CONDITIONS.values()))} corrupted conditions" + ("" if HAS_DEPTH else "; no depth: the sky-only control is skipped"))
 
-FILL_RGB = esc_ladders.items_mean_colour(items) if mean_fill == "items" else esc.SYNTH_MEAN_RGB
+FILL_RGB = escalation.items_mean_colour(items) if mean_fill == "items" else esc.SYNTH_MEAN_RGB
 print(f"mean fill colour ({'the items own images' if mean_fill == 'items' else 'synthetic default'}): RGB {FILL_RGB}")
-fig = escalation_figures.ladder_rungs(data.load_image(items.image_ref.iloc[0]), esc_ladders.rung_images(
+fig = escalation.figures.ladder_rungs(data.load_image(items.image_ref.iloc[0]), escalation.rung_images(
     data.load_image(items.image_ref.iloc[0]), ladders, levels, contrast_reading, crop_reading), "the ladders' rungs")
 figures.save(fig, NB_ID, "ladder-rungs")
 plt.show()
 SWEEP |= dict(executor=executor, client=sweep.notebook_client(executor, scheduler, dask_workers))  # one cluster
-result = esc_ladders.escalation_predictions(MODELS, items, CONDITIONS, contrast=contrast_reading, crop=crop_reading,
-                                            mean_rgb=FILL_RGB, methods=None, **SWEEP)
+result = escalation.escalation_predictions(MODELS, items, CONDITIONS, contrast=contrast_reading, crop=crop_reading,
+                                           mean_rgb=FILL_RGB, methods=None, **SWEEP)
 pred = result.table.merge(items[["item_id", "group", "scene"]], on="item_id", how="left")
 print({k: v for k, v in result.summary().items() if k != "seconds"})
 EV = evidence.evidence_table(items, {k: v for k, v in CONDITIONS.items() if k not in ladders or (k == "bruce_center_crop" and crop_reading == "area")})
@@ -215,17 +210,17 @@ if len(ex):
     it = ex.iloc[0]
     img = data.load_image(it.image_ref)
     dep = data.load_depth(it.depth_ref) if HAS_DEPTH else None
-    fig = escalation_figures.fill_examples(img, dep, [f for f in esc.FILLS if f in compare_fills or f == fill],
+    fig = escalation.figures.fill_examples(img, dep, [f for f in esc.FILLS if f in compare_fills or f == fill],
                                            f"traversal fills on one scene ({it.task}: {it.question})", FILL_RGB)
     figures.save(fig, NB_ID, "traversal-fills")
     plt.show()
 
 ground = pred[pred.scene == "ground"]
-fill_table = fragility.fill_comparison(ground, compare_fills, MODELS, control=bool(CONTROL))
+fill_table = escalation.fill_comparison(ground, compare_fills, MODELS, control=bool(CONTROL))
 if len(fill_table):
     display(fill_table.set_index(["fill", "condition"]).round(3))
     if fill_table.condition.str.startswith("sky band").any():
-        fig = escalation_figures.sky_control_cost(fill_table, MODELS, COLORS)
+        fig = escalation.figures.sky_control_cost(fill_table, MODELS, COLORS)
         figures.save(fig, NB_ID, "sky-control-fill-cost")
         plt.show()
 
@@ -243,7 +238,7 @@ if len(fill_table):
 # $$\mathrm{RCI} = \lambda_1 \mathcal D_{acc} + \lambda_2 \mathcal D_{cal} + \lambda_3 \mathcal D_{ent}
 #   + \lambda_4 \mathcal D_{fail}, \qquad \textstyle\sum_i \lambda_i = 1 .$$
 #
-# The choices made where the paper is open (all in `vlmrobust.analysis.escalation.rci`):
+# The choices made where the paper is open (all in `vlmrobust.analysis.escalation.indices`):
 #
 # * the terms are **not clipped** (the paper's Table I has corrupted accuracy above clean in six rows, so
 #   $\mathcal D_{acc}$ can be negative, and so can $\mathcal D_{ent}$ when predictions spread out);
@@ -260,8 +255,8 @@ if len(fill_table):
 #   the λ-weighted mean of the available terms.
 
 # %%
-fails_all = taxonomy.failures(pred)
-classified = taxonomy.classify(fails_all, items, EV)
+fails_all = escalation.failures(pred)
+classified = escalation.classify(fails_all, items, EV)
 keys5 = ["model", "method", "item_id", "perturbation", "level"]
 pred = pred.merge(classified[keys5 + ["class"]].rename(columns={"class": "fail_class"}).astype({"fail_class": str}), on=keys5, how="left")
 fw = dict(fail_class="fail_class", fail_weights=failure_weights) if failure_weights else {}
@@ -307,7 +302,7 @@ states = escalation.trci_states(cells, TRAV, fail=fail_reading, eps=epsilon)
 tres = escalation.trci(states, trci_weights)
 display(tres.directions.pivot_table(index=["model", "group"], columns="direction", values="T_RCI",
                                     observed=True).round(3))
-spatial_table = escalation_ablation.spatial_table(states, tres, trci_weights)
+spatial_table = escalation.spatial_table(states, tres, trci_weights)
 display(spatial_table.round(4))
 print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI (alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
 
@@ -343,14 +338,14 @@ with pd.option_context("display.float_format", "{:.3f}".format):
 # readings (residuals of their $\mathrm{RCI}_\mu$ from the same bound).
 
 # %%
-fit = paper_table.bound_fit()
+fit = escalation.bound_fit()
 print(f"c* = {fit['c_star']:.4f} over {fit['n']} rows, [{fit['c_lo']:.4f}, {fit['c_hi']:.4f}] within rounding; on the bound: rows {fit['on_bound']}; c = {escalation.TABLE_I_BOUND}")
-display(paper_table.bound_residuals(c=escalation.TABLE_I_BOUND).round(4))
+display(escalation.bound_residuals(c=escalation.TABLE_I_BOUND).round(4))
 run_fit = pd.concat([escalation.table_i(escalation.rci(cells, rci_weights, fail=f), tres, ladders).assign(reading=f)
                      for f in ("joint", "table-i")], ignore_index=True)
-run_res = paper_table.bound_residuals(run_fit, escalation.TABLE_I_BOUND, percent=False).assign(reading=run_fit.reading)
+run_res = escalation.bound_residuals(run_fit, escalation.TABLE_I_BOUND, percent=False).assign(reading=run_fit.reading)
 display(run_res.groupby("reading").residual.describe().round(4))
-fig = escalation_figures.table_i_fit(paper_table.PAPER_TABLE_I, escalation.TABLE_I_BOUND, run_fit)
+fig = escalation.figures.table_i_fit(escalation.PAPER_TABLE_I, escalation.TABLE_I_BOUND, run_fit)
 figures.save(fig, NB_ID, "table1-rci-bound")
 plt.show()
 
@@ -362,7 +357,7 @@ plt.show()
 # that no other point beats on both axes (higher accuracy *and* lower index).
 
 # %%
-fig = escalation_figures.pareto_maps(t1, MODELS, COLORS)
+fig = escalation.figures.pareto_maps(t1, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig3-pareto-maps")
 plt.show()
 
@@ -375,9 +370,9 @@ plt.show()
 
 # %%
 cells_m = escalation.cell_stats(pred, ("model",), perturbations=list(TRAV.values()))
-curves_m = fragility.fragility_curves(cells_m, list(TRAV.values()))
-ev_share = fragility.evidence_lost_share(EV, list(TRAV.values()))  # items with synthetic geometry
-fig = escalation_figures.accuracy_vs_share(curves_m, ev_share, TRAV, SHARE, MODELS, COLORS)
+curves_m = escalation.fragility_curves(cells_m, list(TRAV.values()))
+ev_share = escalation.evidence_lost_share(EV, list(TRAV.values()))  # items with synthetic geometry
+fig = escalation.figures.accuracy_vs_share(curves_m, ev_share, TRAV, SHARE, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig5-accuracy-vs-share-removed")
 plt.show()
 
@@ -392,13 +387,13 @@ plt.show()
 
 # %%
 cells_all = escalation.cell_stats(pred, ("model",), perturbations=[*ladders, *TRAV.values()])
-curves = fragility.fragility_curves(cells_all, [*ladders, *TRAV.values()])
-regimes = fragility.curve_regimes(curves, stable_min=stable_min, severe_below=severe_below, tol=monotone_tol)
-fig = escalation_figures.fragility_panels(curves, regimes, [*ladders, *TRAV.values()], levels, MODELS, COLORS)
+curves = escalation.fragility_curves(cells_all, [*ladders, *TRAV.values()])
+regimes = escalation.curve_regimes(curves, stable_min=stable_min, severe_below=severe_below, tol=monotone_tol)
+fig = escalation.figures.fragility_panels(curves, regimes, [*ladders, *TRAV.values()], levels, MODELS, COLORS)
 figures.save(fig, NB_ID, "fig6-fragility-curves")
 plt.show()
 regimes["kind"] = np.where(regimes.perturbation.isin(TRAV.values()), "traversal", "ladder")
-display(fragility.regime_counts(regimes))
+display(escalation.regime_counts(regimes))
 
 # %% [markdown]
 # ### Directional fragility heatmap
@@ -410,7 +405,7 @@ display(fragility.regime_counts(regimes))
 dirs_all = escalation.trci(escalation.trci_states(cells_m, TRAV, fail=fail_reading, eps=epsilon),
                            trci_weights).directions.assign(group="all items")
 heat = pd.concat([tres.directions, dirs_all], ignore_index=True)
-fig = escalation_figures.directional_heatmap(heat, [*sorted(t1.group.unique()), "all items"], list(TRAV), MODELS)
+fig = escalation.figures.directional_heatmap(heat, [*sorted(t1.group.unique()), "all items"], list(TRAV), MODELS)
 figures.save(fig, NB_ID, "directional-fragility-heatmap")
 plt.show()
 
@@ -433,9 +428,9 @@ if len(g_items):
     cells_g = escalation.cell_stats(pg, ("model",), perturbations=list(TRAV.values()))
     states_g = escalation.trci_states(cells_g, TRAV, fail=fail_reading, eps=epsilon)
     ev_g = EV[EV.item_id.isin(g_items) & EV.perturbation.isin(TRAV.values())]
-    gt_check = escalation_checks.check_bottomup_hurts_more(states_g, ev_g)
+    gt_check = escalation.check_bottomup_hurts_more(states_g, ev_g)
     display(states_g.pivot_table(index="model", columns=["direction", "level"], values="A", observed=True).round(2))
-    by_ev = escalation_checks.accuracy_by_evidence(pg[pg.perturbation.isin(TRAV.values())], ev_g)
+    by_ev = escalation.accuracy_by_evidence(pg[pg.perturbation.isin(TRAV.values())], ev_g)
     display(by_ev.round(3))
     display(ev_g.groupby(["direction", "level"]).target_removed.mean().unstack().round(3)
             .rename_axis(columns="mean share of the target's box removed, by level"))
@@ -446,7 +441,7 @@ if len(g_items):
               f"bottom-up (clean {pg[pg.perturbation == 'clean'].correct.mean():.3f}): what the {fill!r} band costs "
               "by itself differs by where it lies, and that difference is part of any comparison of directions")
 else:
-    gt_check = escalation_checks.check_bottomup_hurts_more(states.iloc[:0], EV.iloc[:0])
+    gt_check = escalation.check_bottomup_hurts_more(states.iloc[:0], EV.iloc[:0])
     print("no ground-plane scene among the items: the ground-truth check is skipped")
 
 # %% [markdown]
@@ -463,12 +458,12 @@ else:
 
 # %%
 trav_fails = classified[classified.perturbation.isin(TRAV.values())]
-cls_counts = taxonomy.taxonomy_counts(trav_fails, ("model",))
+cls_counts = escalation.taxonomy_counts(trav_fails, ("model",))
 if len(cls_counts):
-    fig = escalation_figures.failure_class_heatmap(cls_counts, MODELS, len(trav_fails))
+    fig = escalation.figures.failure_class_heatmap(cls_counts, MODELS, len(trav_fails))
     figures.save(fig, NB_ID, "fig4-failure-taxonomy-heatmap")
     plt.show()
-    fig = escalation_figures.failure_subtypes(taxonomy.taxonomy_counts(trav_fails, (), level="subtype"))
+    fig = escalation.figures.failure_subtypes(escalation.taxonomy_counts(trav_fails, (), level="subtype"))
     figures.save(fig, NB_ID, "fig8-failure-subtypes")
     plt.show()
     known = trav_fails[trav_fails.evidence != "n/a"]
@@ -476,7 +471,7 @@ if len(cls_counts):
         print(f"{known.evidence.isin(['removed', 'partial']).mean():.0%} of the {len(known):,} traversal-induced "
               "failures with synthetic geometry had their evidence removed or cut; the rest misread it")
 lad_fails = classified[classified.perturbation.isin(ladders)]
-display(taxonomy.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
+display(escalation.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
     index="perturbation", columns="class", values="n", observed=False).fillna(0).astype(int)
     .rename_axis(columns="ladder failures by class"))
 
@@ -496,10 +491,10 @@ display(taxonomy.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
 # with its bootstrap interval over the questions, is the one compared with the paper's ρ ≈ 0.95.
 
 # %%
-abl = escalation_ablation.ablation_scores(cells, states, ladders, fail=fail_reading)
-rho_rci = escalation_ablation.rank_correlations(abl, "RCI")
-rho_trci = escalation_ablation.rank_correlations(abl, "T-RCI")
-resid = escalation_ablation.affine_residual(states)
+abl = escalation.ablation_scores(cells, states, ladders, fail=fail_reading)
+rho_rci = escalation.rank_correlations(abl, "RCI")
+rho_trci = escalation.rank_correlations(abl, "T-RCI")
+resid = escalation.affine_residual(states)
 display(rho_rci.round(3).rename_axis("RCI_mu"))
 display(rho_trci.round(3).rename_axis("T_mu"))
 max_resid = float(np.nanmax(np.abs(resid.residual))) if len(resid) else float("nan")
@@ -507,11 +502,11 @@ print(f"model level: Spearman rho (equal, no-spatial) = {rho_trci.loc['equal', '
       f"largest residual of T_equal − (4/5 T_no-spatial + offset): {max_resid:.1e}")
 RUN = dict(unit=UNIT, rci_weights=rci_weights, trci_weights=trci_weights, fail=fail_reading, eps=epsilon,
            stable_min=stable_min, severe_below=severe_below, tol=monotone_tol, **fw)
-point = replicates.run_tables(pred, ladders, TRAV, **RUN)
-boot = replicates.item_bootstrap(pred, lambda p: replicates.run_tables(p, ladders, TRAV, **RUN), n_boot, seed)
-rho_state = replicates.interval(checks.rho_per_state, point, boot, ci)
+point = escalation.run_tables(pred, ladders, TRAV, **RUN)
+boot = escalation.item_bootstrap(pred, lambda p: escalation.run_tables(p, ladders, TRAV, **RUN), n_boot, seed)
+rho_state = escalation.interval(escalation.rho_per_state, point, boot, ci)
 print(f"per state: Spearman rho = {rho_state[0]:.4f} [{rho_state[1]:.4f}, {rho_state[2]:.4f}] ({ci:.0%}), n = {len(point.states)} (paper ≈ 0.95)")
-fig = escalation_figures.rank_correlation_heatmaps(rho_rci, rho_trci)
+fig = escalation.figures.rank_correlation_heatmaps(rho_rci, rho_trci)
 figures.save(fig, NB_ID, "weighting-ablation-rank-correlations")
 plt.show()
 
@@ -526,13 +521,13 @@ plt.show()
 # `warn_threshold` while the answer is still right; it precedes the flip when the answer later turns wrong.
 
 # %%
-lat = fragility.latent_instability(pred, list(TRAV.values()))
-warn = fragility.early_warnings(lat, threshold=warn_threshold)
-warn_sum = fragility.warning_summary(warn)
+lat = escalation.latent_instability(pred, list(TRAV.values()))
+warn = escalation.early_warnings(lat, threshold=warn_threshold)
+warn_sum = escalation.warning_summary(warn)
 display(warn_sum.round(3))
-ex_w = fragility.warning_examples(warn, items, n=6)
+ex_w = escalation.warning_examples(warn, items, n=6)
 if len(ex_w):
-    fig = escalation_figures.latent_instability_examples(lat, ex_w, TRAV, SHARE, COLORS)
+    fig = escalation.figures.latent_instability_examples(lat, ex_w, TRAV, SHARE, COLORS)
     figures.save(fig, NB_ID, "fig7-latent-instability")
     plt.show()
 
@@ -549,9 +544,9 @@ if len(ex_w):
 # but the ground-truth check of the synthetic world.
 
 # %%
-perms = replicates.group_permutations(pred, lambda p: replicates.run_tables(p, ladders, TRAV, full=False, **RUN),
+perms = escalation.group_permutations(pred, lambda p: escalation.run_tables(p, ladders, TRAV, full=False, **RUN),
                                       n_boot, seed) if pred.group.nunique() > 1 else []
-obs = observations_table(escalation_checks.checks_of_run(
+obs = observations_table(escalation.checks_of_run(
     point, boot, perms, regimes[regimes.kind == "traversal"], warn, float(rho_trci.loc["equal", "no-spatial"]),
     max_resid, acc_tol=acc_tol, index_gap=index_gap, direction_gap=direction_gap, monotone_tol=monotone_tol,
     latent_rng=repro.rng("07.latent", seed), ci=ci) + [gt_check])

@@ -25,9 +25,7 @@ import pandas as pd
 from IPython.display import display
 
 from vlmrobust import corrupt, depth, figures, params, paths, probes, repro, sweep, synth, teaching
-from vlmrobust.analysis.card import figures as card_figures
-from vlmrobust.analysis.card import inputs, lenses
-from vlmrobust.analysis.card import observations as card_obs
+from vlmrobust.analysis import card
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.models import zoo
 from vlmrobust.stats.observations import interval_text, observations_table
@@ -102,8 +100,8 @@ MODELS = sweep.resolve_models(models, default=["evaluated", "control"])
 reference = params.check("reference", reference, str, choices=MODELS)
 sweep.item_source_kind(items_source)  # checks the source before any work
 executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
-CONDITIONS = inputs.card_conditions(imagenet_c, severities, ladder_levels=ladder_levels,
-                                    visibility_levels=visibility_levels)
+CONDITIONS = card.card_conditions(imagenet_c, severities, ladder_levels=ladder_levels,
+                                  visibility_levels=visibility_levels)
 TRAV = {esc.DIRECTION_LABELS[d]: n for d, n in esc.traversal_names("mean").items()}
 SWEEP = dict(methods=None if method == "default" else [method], batch_size=batch_size, torch_threads=torch_threads,
              executor=executor, client=scheduler or None, dask_workers=dask_workers if not scheduler else 0,
@@ -137,9 +135,9 @@ print(f"{len(MODELS)} models, reference {reference}; {sum(len(v) for v in CONDIT
 # %%
 items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
                           max_items=max_items)
-items = inputs.with_depth(items, PROVIDER)  # fog and water need a depth map: the synthetic world's, or a provider's
+items = card.with_depth(items, PROVIDER)  # fog and water need a depth map: the synthetic world's, or a provider's
 SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, n_control=n_control)
-INP = inputs.card_predictions(MODELS, items, CONDITIONS, n_orders=n_orders, probes=SPEC, seed=seed, **SWEEP)
+INP = card.card_predictions(MODELS, items, CONDITIONS, n_orders=n_orders, probes=SPEC, seed=seed, **SWEEP)
 print(f"{len(items)} questions; {len(INP.pred):,} prediction rows, {len(INP.probes):,} probe rows")
 display(pd.DataFrame(INP.summary).T[["shards", "done", "cached", "rows", "seconds"]])
 
@@ -163,10 +161,10 @@ display(pd.DataFrame(INP.summary).T[["shards", "done", "cached", "rows", "second
 #   whose chosen *content* changes (the position rate: it kept the position while the content there changed).
 
 # %%
-CARD, LENS = lenses.card_table(INP, reference=reference, imagenet_c=imagenet_c, traversals=TRAV,
-                               ladders=list(inputs.LADDERS), drift_regime=drift_regime, internal=internal,
-                               n_boot=n_boot, seed=seed, ci=ci)
-LONG = lenses.card_long(CARD)
+CARD, LENS = card.card_table(INP, reference=reference, imagenet_c=imagenet_c, traversals=TRAV,
+                             ladders=list(card.LADDERS), drift_regime=drift_regime, internal=internal,
+                             n_boot=n_boot, seed=seed, ci=ci)
+LONG = card.card_long(CARD)
 TABLE = LONG.assign(text=[interval_text(v, lo, hi) for v, lo, hi in zip(LONG.value, LONG.lo, LONG.hi,
                                                                                    strict=True)])
 with pd.option_context("display.max_columns", None, "display.width", 250):
@@ -180,7 +178,7 @@ with pd.option_context("display.max_columns", None, "display.width", 250):
 # is too close to chance).
 
 # %%
-fig = card_figures.cards_figure(LONG, MODELS, COLORS, reference=reference)
+fig = card.figures.cards_figure(LONG, MODELS, COLORS, reference=reference)
 figures.save(fig, NB_ID, "reliability-cards")
 plt.show()
 
@@ -195,12 +193,12 @@ plt.show()
 # undecided row is the honest outcome, not a difference between the lenses.
 
 # %%
-CONDS = card_obs.condition_lenses(INP.pred, INP.probes, imagenet_c, regime=drift_regime)
-AGREE = card_obs.model_agreement(CARD, CONDS, n_boot=n_boot, rng_models=repro.rng(NB_ID, "agree-models", seed),
-                                 rng_conditions=repro.rng(NB_ID, "agree-conditions", seed), ci=ci)
+CONDS = card.condition_lenses(INP.pred, INP.probes, imagenet_c, regime=drift_regime)
+AGREE = card.model_agreement(CARD, CONDS, n_boot=n_boot, rng_models=repro.rng(NB_ID, "agree-models", seed),
+                             rng_conditions=repro.rng(NB_ID, "agree-conditions", seed), ci=ci)
 display(AGREE.round(3))
-LABELS = {k: v[0] for k, v in lenses.READOUTS.items()} | {"ras_loss": "RAS loss (-RAS)"}
-fig = card_figures.agreement_figure(card_obs.with_losses(CARD), AGREE, COLORS, LABELS)
+LABELS = {k: v[0] for k, v in card.READOUTS.items()} | {"ras_loss": "RAS loss (-RAS)"}
+fig = card.figures.agreement_figure(card.with_losses(CARD), AGREE, COLORS, LABELS)
 figures.save(fig, NB_ID, "lens-agreement")
 plt.show()
 
@@ -212,7 +210,7 @@ plt.show()
 # row tests the card's W, not a claim about models, and is never counted as a finding.
 
 # %%
-obs = observations_table(card_obs.card_observations(AGREE, CARD, BEHAVIOUR))
+obs = observations_table(card.card_observations(AGREE, CARD, BEHAVIOUR))
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 

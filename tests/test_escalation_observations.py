@@ -11,10 +11,10 @@ import pytest
 
 from vlmrobust import corrupt, synth
 from vlmrobust.analysis.escalation import checks as K
+from vlmrobust.analysis.escalation import indices as X
 from vlmrobust.analysis.escalation import ladders as L
 from vlmrobust.analysis.escalation import observations as O
 from vlmrobust.analysis.escalation import paper_table as PT
-from vlmrobust.analysis.escalation import rci as X
 from vlmrobust.analysis.escalation import replicates as R
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.repro import rng

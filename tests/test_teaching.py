@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from vlmrobust import nbtools, teaching
-from vlmrobust.analysis.escalation.rci import TRCI_TERMS
+from vlmrobust.analysis.escalation.indices import TRCI_TERMS
 
 LEVELS_M = ["clean", "250", "125", "62.5", "31.25", "15.625", "7.8125", "3.90625", "1.95312"]
 

@@ -139,7 +139,7 @@ def exercise_07_1(rci: pd.DataFrame, fail_reading: str) -> Result:
 
 def exercise_07_2(states: pd.DataFrame, trci_weights: Sequence[float]) -> Result:
     """D_spatial is the same for every model: dropping it cannot change the models' ranking."""
-    from ..analysis.escalation import rci as escalation
+    from ..analysis.escalation import indices as escalation
 
     mine = escalation.trci(states, list(trci_weights)).units
     base = escalation.trci(states).units

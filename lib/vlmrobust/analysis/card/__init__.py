@@ -1,5 +1,8 @@
 """The reliability card (notebook 08): every lens on the same models and the same corrupted inputs.
 
+The package is the notebook's one import (``from vlmrobust.analysis import card``): the names below are
+re-exported flat (:data:`__all__`), and the figures stay a module, ``card.figures``.
+
 * :mod:`.inputs` — the card's one sweep: ImageNet-C, BRUCE's ladders and traversals, fog and water on a
   visibility ladder, the abstain and option-order variants of the items, probes from the same forwards;
 * :mod:`.readouts` — read-outs the four papers do not give: ImageNet-C's corruption error (CE, mCE, relative
@@ -12,19 +15,22 @@
 * :mod:`.figures` — the cards side by side, and the agreement scatters.
 """
 
+from . import figures
 from .agreement import AGREEMENT_COLUMNS, agreement_checks, agreement_table
-from .inputs import ARMS, LADDERS, CardInputs, card_conditions, card_predictions
+from .inputs import ARMS, LADDERS, CardInputs, card_conditions, card_predictions, with_depth
 from .lenses import READOUTS, card_long, card_table
+from .observations import card_observations, condition_lenses, model_agreement, with_losses
 from .readouts import (
-           ORDER,
-           answer_order_flips,
-           corruption_errors,
-           error_cells,
-           mce,
-           option_orders,
-           permute_options,
+    ORDER,
+    answer_order_flips,
+    corruption_errors,
+    error_cells,
+    mce,
+    option_orders,
+    permute_options,
 )
 
 __all__ = ["AGREEMENT_COLUMNS", "ARMS", "LADDERS", "ORDER", "READOUTS", "CardInputs", "agreement_checks",
-           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "card_predictions", "card_table",
-           "corruption_errors", "error_cells", "mce", "option_orders", "permute_options"]
+           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "card_observations",
+           "card_predictions", "card_table", "condition_lenses", "corruption_errors", "error_cells", "figures", "mce",
+           "model_agreement", "option_orders", "permute_options", "with_depth", "with_losses"]

@@ -2,7 +2,7 @@
 
 * :mod:`.ladders` — the ladders' readings (contrast kept, crop area) and the items' mean fill, as a sweep runs them (§III);
 * :mod:`.cells` — the per-cell sums behind every index (one pass over the predictions table);
-* :mod:`.rci` — RCI, T-RCI, the worst direction and the Table I analogue (§II-D–F);
+* :mod:`.indices` — RCI, T-RCI, the worst direction and the Table I analogue (§II-D–F);
 * :mod:`.ablation` — the weighting ablation and its rank correlations (§II-F);
 * :mod:`.fragility` — fragility curves, regimes and latent instability (§IV-C, §V, §VI);
 * :mod:`.taxonomy` — the failure taxonomy (§II-H, §VII);
@@ -10,4 +10,41 @@
 * :mod:`.replicates` — the run's tables on resampled questions and permuted groups (intervals and nulls);
 * :mod:`.checks` and :mod:`.observations` — the paper's observations checked on a run;
 * :mod:`.figures` — the notebook's figures (Figs. 3–8, the fill figures and the heatmaps), from its small tables.
+
+The package is the notebook's one import: the functions and constants it uses are re-exported here flat
+(``escalation.cell_stats``, ``escalation.trci``, ``escalation.fragility_curves``, ...), and the figures are
+``escalation.figures.<fn>``.
 """
+
+from . import figures
+from .ablation import ablation_scores, affine_residual, rank_correlations, spatial_table
+from .cells import cell_stats
+from .checks import rho_per_state
+from .fragility import (
+    curve_regimes,
+    early_warnings,
+    evidence_lost_share,
+    fill_comparison,
+    fragility_curves,
+    latent_instability,
+    regime_counts,
+    warning_examples,
+    warning_summary,
+)
+from .indices import FAIL_READINGS, TABLE_I_BOUND, rci, rci_notes, table_i, trci, trci_states
+from .ladders import escalation_predictions, items_mean_colour, rung_images
+from .observations import accuracy_by_evidence, check_bottomup_hurts_more, checks_of_run
+from .paper_table import PAPER_TABLE_I, bound_fit, bound_residuals
+from .replicates import group_permutations, interval, item_bootstrap, run_tables
+from .taxonomy import CLASSES, classify, failures, taxonomy_counts
+
+__all__ = [
+    "figures",  # the module of the notebook's figures
+    "CLASSES", "FAIL_READINGS", "PAPER_TABLE_I", "TABLE_I_BOUND", "ablation_scores", "accuracy_by_evidence",
+    "affine_residual", "bound_fit", "bound_residuals", "cell_stats", "check_bottomup_hurts_more", "checks_of_run",
+    "classify", "curve_regimes", "early_warnings", "escalation_predictions", "evidence_lost_share", "failures",
+    "fill_comparison", "fragility_curves", "group_permutations", "interval", "item_bootstrap", "items_mean_colour",
+    "latent_instability", "rank_correlations", "rci", "rci_notes", "regime_counts", "rho_per_state", "rung_images",
+    "run_tables", "spatial_table", "table_i", "taxonomy_counts", "trci", "trci_states", "warning_examples",
+    "warning_summary",
+]

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .rci import TRCIResult, rci, spatial_offset, trci
+from .indices import TRCIResult, rci, spatial_offset, trci
 
 __all__ = ["heavy", "RCI_SCHEMES", "TRCI_SCHEMES", "ablation_scores", "rank_correlations", "affine_residual",
            "spatial_table"]
@@ -43,12 +43,12 @@ def heavy(n_terms: int, index: int | None) -> tuple[float, ...]:
     return tuple(0.5 if i == index else rest for i in range(n_terms))
 
 
-#: λ schemes of the ablation, in :data:`~vlmrobust.analysis.escalation.rci.RCI_TERMS` order.
+#: λ schemes of the ablation, in :data:`~vlmrobust.analysis.escalation.indices.RCI_TERMS` order.
 RCI_SCHEMES: dict[str, tuple[float, ...]] = {
     "equal": heavy(4, None), "accuracy-heavy": heavy(4, 0), "entropy-heavy": heavy(4, 2),
     "failure-heavy": heavy(4, 3),
 }
-#: α schemes of the ablation, in :data:`~vlmrobust.analysis.escalation.rci.TRCI_TERMS` order.
+#: α schemes of the ablation, in :data:`~vlmrobust.analysis.escalation.indices.TRCI_TERMS` order.
 TRCI_SCHEMES: dict[str, tuple[float, ...]] = {
     "equal": heavy(5, None), "accuracy-heavy": heavy(5, 0), "entropy-heavy": heavy(5, 1),
     "failure-heavy": heavy(5, 2), "no-spatial": (0.25, 0.25, 0.25, 0.0, 0.25),
@@ -59,8 +59,8 @@ def ablation_scores(cells: pd.DataFrame, states: pd.DataFrame, ladders: Sequence
                     trci_schemes: Mapping[str, Sequence[float]] = TRCI_SCHEMES, fail: str = "joint",
                     gammas=None, betas=None) -> pd.DataFrame:
     """One row per unit: ``RCI_mu`` under each λ scheme (``RCI:<scheme>``) and ``T_mu`` under each α scheme
-    (``T-RCI:<scheme>``). ``cells``: :func:`~vlmrobust.analysis.escalation.rci.cell_stats`; ``states``:
-    :func:`~vlmrobust.analysis.escalation.rci.trci_states`; ``ladders`` the perturbations RCI_mu averages."""
+    (``T-RCI:<scheme>``). ``cells``: :func:`~vlmrobust.analysis.escalation.indices.cell_stats`; ``states``:
+    :func:`~vlmrobust.analysis.escalation.indices.trci_states`; ``ladders`` the perturbations RCI_mu averages."""
     unit = list(cells.attrs.get("unit", ()))
     lad = cells[cells["perturbation"].astype(str).isin(list(ladders))]
     out = None
@@ -109,9 +109,9 @@ def affine_residual(states: pd.DataFrame, gammas=None) -> pd.DataFrame:
 
 def spatial_table(states: pd.DataFrame, result: TRCIResult,
                   alphas: Sequence[float] = (0.2, 0.2, 0.2, 0.2, 0.2)) -> pd.DataFrame:
-    """Per unit: ``T_mu`` of ``result`` (:func:`~vlmrobust.analysis.escalation.rci.trci` of ``states`` with
+    """Per unit: ``T_mu`` of ``result`` (:func:`~vlmrobust.analysis.escalation.indices.trci` of ``states`` with
     ``alphas``), the mean over directions of the :math:`\\mathcal D_{spatial}` ``offset``
-    (:func:`~vlmrobust.analysis.escalation.rci.spatial_offset`), ``T_mu_no_spatial`` (the *no-spatial*
+    (:func:`~vlmrobust.analysis.escalation.indices.spatial_offset`), ``T_mu_no_spatial`` (the *no-spatial*
     scheme) and ``T_mu_minus_offset``: what the model-independent term adds to every T-RCI (§II-F)."""
     unit = list(states.attrs.get("unit", ()))
     offset = spatial_offset(states, alphas)

@@ -1,8 +1,8 @@
 """The per-cell sums behind RCI and T-RCI (seed 001, §II-D): one pass of factorisations and ``bincount``s.
 
-:func:`cell_stats` is the only part of :mod:`vlmrobust.analysis.escalation.rci` that reads the predictions table
+:func:`cell_stats` is the only part of :mod:`vlmrobust.analysis.escalation.indices` that reads the predictions table
 row by row (10^6 rows in well under a second); everything else works on its cells. The definitions are in
-the docstring of :mod:`vlmrobust.analysis.escalation.rci`.
+the docstring of :mod:`vlmrobust.analysis.escalation.indices`.
 """
 
 from __future__ import annotations

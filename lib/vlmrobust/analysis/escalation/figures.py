@@ -34,7 +34,7 @@ from matplotlib.lines import Line2D
 from ... import corrupt
 from ...corrupt import escalation as esc
 from ...figures import PALETTE, image_axes
-from .rci import pareto_front
+from .indices import pareto_front
 from .taxonomy import CLASSES
 
 __all__ = ["REGIME_MARKERS", "ladder_rungs", "table_i_fit", "fill_examples", "sky_control_cost", "pareto_maps", "accuracy_vs_share",
@@ -229,7 +229,7 @@ def fragility_panels(curves: pd.DataFrame, regimes: pd.DataFrame, perturbations:
 def directional_heatmap(directions: pd.DataFrame, panels: Sequence[str], labels: Sequence[str],
                         models: Sequence[str]) -> Figure:
     """TRCI(r) per model (rows) and direction (columns, ``labels`` order), one panel per ``group`` value of
-    ``directions`` named in ``panels`` (:attr:`~vlmrobust.analysis.escalation.rci.TRCIResult.directions`
+    ``directions`` named in ``panels`` (:attr:`~vlmrobust.analysis.escalation.indices.TRCIResult.directions`
     rows), one shared colour scale; the worst direction of each row is outlined."""
     _need(directions, "direction row")
     vmin, vmax = np.nanmin(directions.T_RCI), np.nanmax(directions.T_RCI)

@@ -1,7 +1,7 @@
 r"""Fragility curves, their regimes, and latent instability before a flip (seed 001, §IV-C, §V, §VI).
 
 **Curves** (Figs. 5 and 6): accuracy of a unit under one perturbation at the clean level 0 and at each
-severity (:func:`fragility_curves`, from :func:`~vlmrobust.analysis.escalation.rci.cell_stats`).
+severity (:func:`fragility_curves`, from :func:`~vlmrobust.analysis.escalation.indices.cell_stats`).
 
 **Regimes** (§IV-C, S1: "stable degradation, progressive degradation, severe traversal sensitivity"). The
 paper names them from the curves' shapes without a rule; the rule here looks at the accuracy kept at the

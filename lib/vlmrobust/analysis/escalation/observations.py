@@ -63,7 +63,7 @@ def check_bottomup_hurts_more(states: pd.DataFrame, evidence: pd.DataFrame, mode
     """Ground truth: in ground-plane scenes (sky on top), bottom-up removes more evidence than top-down,
     so it should hurt more: per model, the mean accuracy over the states is lower under bottom-up.
 
-    ``states``: :func:`~vlmrobust.analysis.escalation.rci.trci_states` on ground scenes only; ``evidence``:
+    ``states``: :func:`~vlmrobust.analysis.escalation.indices.trci_states` on ground scenes only; ``evidence``:
     the evidence table of the two traversals on the same items, with a ``direction`` column.
     """
     ev = evidence[evidence["direction"].isin([td, bu])]

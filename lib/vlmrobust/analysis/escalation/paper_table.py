@@ -13,7 +13,7 @@ with three rows on the bound (both LLaVA rows and Claude Opus 4.7 on MMJEE, clea
 :func:`bound_fit` derives :math:`c^\ast` and the range of :math:`c` consistent with the table's rounding to
 three decimals (:math:`\pm 0.0005` on RCI, :math:`\pm 0.005` points on the accuracy): a bound
 :math:`c` must keep every row at or above it and the on-bound rows within rounding of it; 0.300 is inside.
-The RCI that reproduces the bound is the ``"table-i"`` reading of :mod:`.rci` (a :math:`\mathcal D_{fail}`
+The RCI that reproduces the bound is the ``"table-i"`` reading of :mod:`.indices` (a :math:`\mathcal D_{fail}`
 proportional to the perturbed error rate); :func:`bound_residuals` gives the 19 residuals.
 """
 

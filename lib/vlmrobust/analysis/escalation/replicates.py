@@ -22,7 +22,7 @@ from ...stats.bootstrap import percentile_interval
 from .ablation import TRCI_SCHEMES, ablation_scores
 from .cells import cell_stats
 from .fragility import curve_regimes, fragility_curves
-from .rci import rci, table_i, trci, trci_states
+from .indices import rci, table_i, trci, trci_states
 
 __all__ = ["RunTables", "run_tables", "item_bootstrap", "group_permutations", "interval", "state_terms"]
 

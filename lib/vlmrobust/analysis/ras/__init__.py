@@ -9,12 +9,17 @@ question-level bootstrap intervals, and the paper's four observations checked on
 :mod:`.attribution`, :mod:`.tables` (with :func:`~.tables.with_ci`, Table II's display form),
 :mod:`.trajectories`, :mod:`.observations`, :mod:`.simulate` (a predictions table without a model), and
 :mod:`.figures` (the notebook's Figs. 4, 5/11, 6, 7 and 12, drawn from the tables above).
+
+The package is the notebook's one import: what it uses is re-exported here flat (``ras.pairs``,
+``ras.with_ci``, ``ras.simulate_predictions``, ...), and the figures are ``ras.figures.<fn>``.
 """
 
+from . import figures
 from .attribution import state_effects
 from .components import alignment, normalised_entropy, ras, top1
 from .observations import bench_c_observations
 from .pairs import STATES, pairs, probs_matrix
+from .simulate import simulate_predictions
 from .tables import (
     REGIME_NAMES,
     REGIME_STATES,
@@ -25,6 +30,7 @@ from .tables import (
     table_iii,
     table_iv,
     table_vi,
+    with_ci,
 )
 from .trajectories import TRAJECTORY_CLASSES, classify_paths, trajectories, trajectory_summary
 
@@ -33,5 +39,6 @@ __all__ = [
     "bench_c_observations", "regime_examples",
     "pairs", "probs_matrix", "alignment", "normalised_entropy", "ras", "top1",
     "state_effects", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of",
-    "classify_paths", "trajectories", "trajectory_summary",
+    "classify_paths", "trajectories", "trajectory_summary", "simulate_predictions", "with_ci",
+    "figures",
 ]

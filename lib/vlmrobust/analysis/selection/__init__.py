@@ -18,12 +18,17 @@ The pipeline of notebook 01, one module per step:
 * :mod:`.figures` — the notebook's figures (κ and G, novelty, the (κ, ν) plane, Figs. 3(a)/9(a), 3(b)/8,
   9(b–d), the scaling plot), drawn from the arrays and tables above.
 
+The package is the notebook's one import: what it uses is re-exported here flat (``selection.select``,
+``selection.category_shift``, ``selection.time_selection``, ...), and the figures are
+``selection.figures.<fn>`` (``selection.figures.category_shift`` draws what ``selection.category_shift`` counts).
+
 >>> paths = answer_paths(pred)                    # predictions table of the selectors' sweep
 >>> G = gini(paths.pred, paths.K)                 # (items, selectors, corruptions)
 >>> sel = select(G, image_emb, text_emb, paths.item_ids)
 >>> sel.selected, sel.kappa, sel.nu, sel.e
 """
 
+from . import figures
 from .coverage import (
     composition_groups,
     composition_level,
@@ -54,15 +59,17 @@ from .responsiveness import (
 from .selection import (
     TABLE_I_COLUMNS,
     Selection,
+    category_shift,
     criteria_overlap,
     jaccard,
     leave_one_out,
     select,
+    selection_table,
     split_mask,
     table_i,
     top_k,
 )
-from .simulate import SyntheticPool, simulate_pool
+from .simulate import SyntheticPool, simulate_pool, time_selection
 
 __all__ = [
     "AnswerPaths", "IMAGE_POOLING", "Novelty", "OBSERVATION_STREAMS", "Selection", "SyntheticPool",
@@ -71,5 +78,6 @@ __all__ = [
     "greedy_novelty", "image_embeddings", "jaccard", "kappa", "largest_share", "leave_one_out", "mean_shift",
     "normalise", "obs_evaluated_gini", "path_counts", "pooled_threshold", "preference", "responsive_shares",
     "select", "selection_observations", "selector_gini", "silent_families", "simulate_pool", "split_mask",
-    "table_i", "text_embeddings", "top_k",
+    "table_i", "text_embeddings", "top_k", "category_shift", "selection_table", "time_selection",
+    "figures",
 ]
