@@ -9,7 +9,8 @@
   temperature T (seed 000 suppl. III-B);
 * :func:`verbal_scores` — verbalized confidence ``Confidence: N`` (seed 003 Table II);
 * :func:`summary` — accuracy, mean confidence, abstain and parse rates per group;
-  :func:`severity_curves` (clean as level 0 of every curve) and :func:`method_agreement`.
+  :func:`severity_curves` (clean as level 0 of every curve) and :func:`method_agreement`;
+* :func:`probs_matrix` — the predictions table's ``probs`` column as a checked, zero-padded matrix.
 """
 
 from ..forward import ScoringError
@@ -17,12 +18,13 @@ from ._core import OptionScores, argmax_low, margin_of, softmax
 from .generate import greedy_texts, sample_scores, verbal_scores
 from .methods import letter_scores, loglik_full_forward, loglik_scores
 from .parsing import parse_answer, parse_confidence
+from .probs import probs_matrix
 from .summaries import method_agreement, severity_curves, summary
 from .table import METHODS, predict
 
 __all__ = [
     "METHODS", "OptionScores", "ScoringError", "argmax_low", "greedy_texts", "letter_scores",
     "loglik_full_forward", "loglik_scores", "margin_of", "method_agreement", "parse_answer", "parse_confidence",
-    "predict", "severity_curves",
+    "predict", "probs_matrix", "severity_curves",
     "sample_scores", "softmax", "summary", "verbal_scores",
 ]

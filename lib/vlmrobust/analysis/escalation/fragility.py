@@ -37,8 +37,8 @@ import pandas as pd
 
 from ...corrupt import escalation as esc
 from ...schema import CLEAN
+from ...score.probs import probs_matrix
 from ...stats.grouped import as_cols
-from ..ras.pairs import probs_matrix
 
 __all__ = ["REGIMES", "fragility_curves", "curve_regimes", "latent_instability", "early_warnings",
            "warning_summary", "warning_examples", "fill_comparison", "evidence_lost_share", "regime_counts"]

@@ -14,11 +14,12 @@ The package is the notebook's one import: what it uses is re-exported here flat 
 ``ras.with_ci``, ``ras.simulate_predictions``, ...), and the figures are ``ras.figures.<fn>``.
 """
 
+from ...score.probs import probs_matrix
 from . import figures
 from .attribution import state_effects
 from .components import alignment, normalised_entropy, ras, top1
 from .observations import bench_c_observations
-from .pairs import STATES, pairs, probs_matrix
+from .pairs import STATES, pairs
 from .simulate import simulate_predictions
 from .tables import (
     REGIME_NAMES,

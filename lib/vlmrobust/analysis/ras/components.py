@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from ...score.probs import rowsum
+
 __all__ = [
     "normalised_entropy", "top1", "alignment", "ras", "positive_part",
 ]
@@ -46,14 +48,6 @@ def _check_matrix(P: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             f"got values from {K.min()} to {K.max()} (K = 1 has no normalised entropy)"
         )
     return P, K
-
-
-def rowsum(A: np.ndarray) -> np.ndarray:
-    """Row sums of a narrow 2-D array, adding columns left to right (fast and order-fixed)."""
-    out = A[:, 0].copy()
-    for j in range(1, A.shape[1]):
-        out += A[:, j]
-    return out
 
 
 def positive_part(x: np.ndarray) -> np.ndarray:
