@@ -89,7 +89,7 @@ test-latest:  ## the whole suite on the newest releases pyproject's ranges allow
 	rm -rf .venv-latest
 	$(MAKE) test VENV=.venv-latest LOCK= TORCH_VERSION=$(TORCH_VERSION)
 
-sync: $(STAMP)  ## generate the .ipynb twins of the notebooks (jupytext pairing)
+sync: $(STAMP)  ## generate the paired .ipynb notebooks (jupytext pairing)
 	$(VENV)/bin/jupytext --sync $(NOTEBOOKS)
 
 lab: sync  ## open JupyterLab on the notebooks (the .py files open as notebooks, on the vlmrobust kernel)

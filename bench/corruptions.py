@@ -85,7 +85,9 @@ def parity_table(n_images: int = 20, seeds: int = 4) -> None:
         cells, same = [], []
         for s in range(1, 6):
             if not corrupt.info(name).random:
-                cells.append(f"{np.mean([mad(corrupt.apply(im, name, s), corrupt.apply(im, name, s, backend='reference')) for im in imgs]):6.3f}")
+                mean_mad = np.mean([mad(corrupt.apply(im, name, s), corrupt.apply(im, name, s, backend='reference'))
+                                    for im in imgs])
+                cells.append(f"{mean_mad:6.3f}")
                 continue
             pn, pr = [], []
             for j, im in enumerate(imgs):

@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  (with its own prefills:       {r4:5.2f}x)")
     (pred1, st1), (pred0, st0) = outs["probe step"], outs["probe step, own prefills"]
     same_pred = pred1["pred_idx"].tolist() == pred0["pred_idx"].tolist() == outs["plain scoring"]["pred_idx"].tolist()
-    same_text = all(a[k]["text"] == b[k]["text"] and a[k]["pred"] == b[k]["pred"] and a[k]["n_tokens"] == b[k]["n_tokens"]
+    same_text = all(a[k]["text"] == b[k]["text"] and a[k]["pred"] == b[k]["pred"]
+                    and a[k]["n_tokens"] == b[k]["n_tokens"]
                     for a, b in zip(st1, st0, strict=True) for k in a)
     nan_same = all(np.array_equal(np.isnan(a[k]["state"]), np.isnan(b[k]["state"]))
                    for a, b in zip(st1, st0, strict=True) for k in a if a[k]["state"] is not None)
@@ -154,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
                 for a, b in zip(st1, st0, strict=True) for k in a if a[k]["state"] is not None)
     smax = max(float(np.nanmax(np.abs(b[k]["state"]), initial=0.0)) for b in st0 for k in b
                if b[k]["state"] is not None)
-    ediff = max(float(np.abs(a["vision_grid"]["energy"] - b["vision_grid"]["energy"]).max()) for a, b in zip(st1, st0, strict=True))
+    ediff = max(float(np.abs(a["vision_grid"]["energy"] - b["vision_grid"]["energy"]).max())
+                for a, b in zip(st1, st0, strict=True))
     cont = sum(a[k]["cached_prefix"] > 0 for a in st1 for k in ("ans_open", "ans_mcq_free"))
     print(f"probe step vs own prefills: same predictions (and as plain scoring): {same_pred}; same texts, parsed "
           f"answers and token counts: {same_text}; same empty answers: {nan_same}")

@@ -20,9 +20,9 @@ two-worker figure needs two idle cores.
 
 Usage::
 
-    .venv/bin/python bench/sweep.py                       # tiny-letters-long and tiny-long, 90 items, all 19 corruptions
+    .venv/bin/python bench/sweep.py           # tiny-letters-long and tiny-long, 90 items, all 19 corruptions
     .venv/bin/python bench/sweep.py --models tiny-letters-long --n-per-family 10 --perturbations 3
-    .venv/bin/python bench/sweep.py --trim                # also one and two workers at Dask's default threshold
+    .venv/bin/python bench/sweep.py --trim    # also one and two workers at Dask's default threshold
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
             res[label] = r
             tm = r.timing()
             shares = ", ".join(f"{p} {tm[f'share_{p}']:.1%}" for p in sweep.TIME_PARTS)
-            same = "" if executor == "local" else f"; rows identical to in process: {_same(r.table, res['in process'].table)}"
+            same = ("" if executor == "local"
+                    else f"; rows identical to in process: {_same(r.table, res['in process'].table)}")
             print(f"  {label:22s} {tm['rows']:6d} rows in {wall:6.1f} s = {tm['rows'] / wall:6.1f} rows/s "
                   f"(time in shards: {shares}){same}")
             res[label + " wall"] = wall

@@ -89,8 +89,8 @@ def pixel_path(lm: Any, image: np.ndarray) -> Any:
     laid out as the processor lays them out (with ``err``, the measured ``max |diff|``). The check runs the
     processor as scoring does (:func:`vlmrobust.forward.model_inputs`, a two-option prompt): the pixel values
     must agree within the path's tolerance (:mod:`vlmrobust.pixels`: ``1e-5``; one ``uint8`` level of the
-    resized image at a few values for a torchvision backend that resamples) and, where the path resamples, the letter distribution
-    through the rebuilt path must agree with the processor path's within :data:`AGREE_TOL`. Raises
+    resized image at a few values for a torchvision backend that resamples) and, where the path resamples, the letter
+    distribution through the rebuilt path must agree with the processor path's within :data:`AGREE_TOL`. Raises
     :class:`NotImplementedError` (:class:`vlmrobust.pixels.PathMismatch` when a check fails) otherwise.
     """
     from . import pixels

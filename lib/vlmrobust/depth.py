@@ -318,7 +318,8 @@ def real_scenes(annotations: str | os.PathLike, images_dir: str | os.PathLike, n
         distractors = [pool[k] for k in rng.choice(len(pool), size=3, replace=False)]
         pixels[np.all(pixels == np.asarray(BOX_RGB, np.uint8), axis=-1)] = (254, 0, 0)
         rows.append({
-            "scene_id": f"coco-{img_id}", "source": "coco", "image_ref": assets.store_image(draw_box(pixels, box), root),
+            "scene_id": f"coco-{img_id}", "source": "coco",
+            "image_ref": assets.store_image(draw_box(pixels, box), root),
             "clean_ref": assets.store_image(pixels, root),
             "depth_ref": assets.store_depth(cap_sky(depth, sky_cap_m), root), "box": box,
             "object": cats[int(ann["category_id"])], "distractors": distractors,

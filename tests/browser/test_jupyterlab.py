@@ -1,6 +1,6 @@
 """Every notebook in a real browser: JupyterLab on 127.0.0.1, headless Chromium driven by Playwright.
 
-For each notebook the test opens its ``.ipynb`` twin (as ``make lab`` shows it), checks that the project's
+For each notebook the test opens its paired ``.ipynb`` notebook (as ``make lab`` shows it), checks that the project's
 kernel starts without a kernel-choice dialog, runs the first cells (title, imports, parameters, resolve),
 saves, and reads the saved notebook back: no cell may hold an error output. It also finds the notebook's
 exercises in the page: the rendered "Exercises" heading and one "Exercise k:" heading per exercise (the exercise
@@ -54,7 +54,7 @@ def _port_open(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server over the notebooks' generated twins; yields (url, token, folder); stops it after."""
+    """A JupyterLab server over the generated paired notebooks (.ipynb); yields (url, token, folder); stops it after."""
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"no Chromium at {CHROMIUM}: run `make browser-deps` (Debian's chromium package)")
     root = tmp_path_factory.mktemp("lab")

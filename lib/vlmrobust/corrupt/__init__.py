@@ -63,8 +63,8 @@ from .physical import (
 )
 
 __all__ = [
-    "MIN_SIDE", "PerturbationInfo", "apply", "info", "names", "families", "registry_table", "manifest", "manifest_names",
-    "default_sweep", "MANIFESTS", "physical_fog", "underwater", "transmittance", "KOSCHMIEDER",
+    "MIN_SIDE", "PerturbationInfo", "apply", "info", "names", "families", "registry_table", "manifest",
+    "manifest_names", "default_sweep", "MANIFESTS", "physical_fog", "underwater", "transmittance", "KOSCHMIEDER",
     "WATER_ABSORPTION", "VISIBILITY_LEVELS_M", "fog_equivalent_visibility", "fog_visibility_table",
     "IMAGENET_C", "overlay_levels",
 ]

@@ -55,7 +55,8 @@ def _missing(value: object) -> bool:
 #: How each VLMEvalKit benchmark's multi-image rows are read (its file stem, or the stem's part before the
 #: first ``_``: ``MMMU_DEV_VAL`` -> ``MMMU``). Seed 002 keeps MMMU's multi-image questions (App. A.2, Table 6:
 #: "MMMU | Validation | 847 | Multi-image MCQ"; A.3 interleaves the images at their ``<image k>`` markers;
-#: A.5 applies a perturbation "to all image components ... simultaneously"), so they are tiled into one image. Every other benchmark's are skipped and counted:
+#: A.5 applies a perturbation "to all image components ... simultaneously"), so they are tiled into one image.
+#: Every other benchmark's are skipped and counted:
 #: seed 000 writes a question as one image and its text, ``q = (I, x, O, y)`` (§IV-B), and seed 001's three
 #: datasets are single-image.
 MULTI_IMAGE: dict[str, str] = {"MMMU": "tile"}

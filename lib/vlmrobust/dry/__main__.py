@@ -1,4 +1,5 @@
-"""``python -m vlmrobust.dry [--only ID ...] [--out DIR]``: the paper variants, end to end, on twins (make paper-dry)."""
+"""``python -m vlmrobust.dry [--only ID ...] [--out DIR]``: the paper variants, end to end, on twins
+(make paper-dry)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from .run import build_twins, execute, fabricate, plan
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vlmrobust.dry", description=__doc__)
     ap.add_argument("--only", nargs="*", default=None, help="notebook ids (default: every notebook with a paper.yaml)")
-    ap.add_argument("--out", default="build/paper-dry", help="twins, data, merged variants, results, executed notebooks")
+    ap.add_argument("--out", default="build/paper-dry",
+                    help="twins, data, merged variants, results, executed notebooks")
     ap.add_argument("--kernel", default="vlmrobust")
     ap.add_argument("--prepare-only", action="store_true", help="build twins and data, write nothing else")
     args = ap.parse_args(argv)

@@ -70,7 +70,8 @@ def twin_timings(device: str, names: list[str] | None = None, n_items: int = 4) 
             _sync(where)
             times[run] = time.perf_counter() - t0
         a, b = (tables[k].sort_values(["method", "item_id"]) for k in ("cpu", "device"))
-        dp = max(float(np.abs(np.asarray(x, float) - np.asarray(y, float)).max()) for x, y in zip(a.probs, b.probs, strict=True))
+        dp = max(float(np.abs(np.asarray(x, float) - np.asarray(y, float)).max())
+                 for x, y in zip(a.probs, b.probs, strict=True))
         rows.append({"twin": name, "architecture": type(model).__name__, "cpu_s": round(times["cpu"], 3),
                      "device_first_s": round(times["device_first"], 3), "device_s": round(times["device"], 3),
                      "max_abs_dprob": dp})

@@ -73,6 +73,7 @@ def agreement_checks(table: pd.DataFrame, claims: Mapping[tuple[str, str], str],
         side = "above" if r.sign > 0 else "below"
         out.append(Check(claims.get((r.x, r.y), f"{r.x} and {r.y} rank the {unit}s alike"),
                          "no paper compares these lenses (each reports one)",
-                         f"Spearman rho of {r.x} and {r.y} across {r.n_units} {unit}s, 95 % interval ({r.interval_from}) "
-                         f"{side} 0", f"rho {interval_text(r.rho, r.lo, r.hi)}", r.agrees))
+                         f"Spearman rho of {r.x} and {r.y} across {r.n_units} {unit}s, "
+                         f"95 % interval ({r.interval_from}) {side} 0",
+                         f"rho {interval_text(r.rho, r.lo, r.hi)}", r.agrees))
     return out

@@ -63,13 +63,15 @@ LADDERS = ("bruce_blur", "bruce_contrast", "bruce_rotate", "bruce_center_crop")
 _ABSTAIN = "unclear"
 
 
-def card_conditions(imagenet_c: Sequence[str], severities: Sequence[int], *, ladder_levels: Sequence[int] = (1, 2, 3, 4),
-                    visibility_levels: Sequence[int] = tuple(range(1, 9)), fill: str = "mean") -> dict[str, list[int]]:
+def card_conditions(imagenet_c: Sequence[str], severities: Sequence[int], *,
+                    ladder_levels: Sequence[int] = (1, 2, 3, 4), visibility_levels: Sequence[int] = tuple(range(1, 9)),
+                    fill: str = "mean") -> dict[str, list[int]]:
     """The image conditions of one card sweep: ImageNet-C corruptions at ``severities``, the four ladders and
     the four traversals (``fill``) at ``ladder_levels``, fog and water at ``visibility_levels``."""
     bad = [c for c in imagenet_c if c not in corrupt.manifest("imagenet_c")]
     if bad or not imagenet_c:
-        raise ValueError(f"imagenet_c must name ImageNet-C corruptions ({list(corrupt.manifest('imagenet_c'))}); got {bad or imagenet_c}")
+        raise ValueError(f"imagenet_c must name ImageNet-C corruptions ({list(corrupt.manifest('imagenet_c'))}); "
+                         f"got {bad or imagenet_c}")
     out = {c: sorted(int(s) for s in severities) for c in imagenet_c}
     out |= {n: sorted(int(v) for v in ladder_levels) for n in [*LADDERS, *esc.traversal_names(fill).values()]}
     out |= {n: sorted(int(v) for v in visibility_levels) for n in ARMS}

@@ -3,22 +3,23 @@ r"""The reliability card: every lens's read-out per model, each with its bootstr
 Each read-out is the one its own notebook computes, called on the card's rows
 (:mod:`.inputs`), so a card number equals the notebook's number on the same rows:
 
-=================  ==============================================================  ============================
-column             read-out                                                         computed by
-=================  ==============================================================  ============================
-``acc_clean``      clean accuracy (over the RAS pairs)                              seed 000 Table II
-``RAS``            mean per-pair RAS, Eq. 11; ``R_c`` / ``R_w`` over clean-correct  :func:`~vlmrobust.analysis.ras.table_ii`
-                   / clean-wrong pairs (Eq. 15)                                     (notebook 04)
-``over_share``     the overconfidence share of RAS's penalties (below)              here, from the same pairs
-``mCE``            mean corruption error against ``reference``; ``rel_mCE``         :func:`.readouts.mce`
-``RCI_mu``         mean RCI over the ladders' conditions; ``T_mu`` mean T-RCI       seed 001 Table I
-                   over the directions (unit: the model)                            (notebook 07's ``run_tables``)
-``drift_pct``      mean drift of the ImageNet-C conditions as a % of the mean       seed 002 Table 4 ("any" row)
-                   control distance (one regime, cosine)                            (notebook 05)
-``W_<signal>_<a>`` blind-spot width of ``internal`` and ``abstain`` on arm ``a``    seed 003 Table V (notebook 06)
-``ECE``            expected calibration error of the clean answers (10 bins)        :func:`vlmrobust.stats.calibration.ece`
-``flip_rate``      answers that change with the option order (by content)           :func:`.readouts.answer_order_flips`
-=================  ==============================================================  ============================
+=================  ==========================================================  ========================================
+column             read-out                                                    computed by
+=================  ==========================================================  ========================================
+``acc_clean``      clean accuracy (over the RAS pairs)                         seed 000 Table II
+``RAS``            mean per-pair RAS, Eq. 11; ``R_c`` / ``R_w`` over           :func:`~vlmrobust.analysis.ras.table_ii`
+                   clean-correct / clean-wrong pairs (Eq. 15)                  (notebook 04)
+``over_share``     the overconfidence share of RAS's penalties (below)         here, from the same pairs
+``mCE``            mean corruption error against ``reference``; ``rel_mCE``    :func:`.readouts.mce`
+``RCI_mu``         mean RCI over the ladders' conditions; ``T_mu`` mean T-RCI  seed 001 Table I
+                   over the directions (unit: the model)                       (notebook 07's ``run_tables``)
+``drift_pct``      mean drift of the ImageNet-C conditions as a % of the mean  seed 002 Table 4 ("any" row)
+                   control distance (one regime, cosine)                       (notebook 05)
+``W_<signal>_<a>`` blind-spot width of ``internal`` and ``abstain``            seed 003 Table V (notebook 06)
+                   on arm ``a``
+``ECE``            expected calibration error of the clean answers (10 bins)   :func:`vlmrobust.stats.calibration.ece`
+``flip_rate``      answers that change with the option order (by content)      :func:`.readouts.answer_order_flips`
+=================  ==========================================================  ========================================
 
 **Overconfidence share.** RAS (Eq. 11) subtracts two penalties from
 :math:`-\Delta\mathcal C`: the overconfidence penalty
@@ -87,7 +88,8 @@ def _ratio_by_item(df: pd.DataFrame, num: str, den: str | None, items: list[str]
         return s[:, 0] / s[:, 1]
 
 
-def ras_readouts(pred: pd.DataFrame, perturbations: Sequence[str], *, n_boot: int, seed: int, ci: float) -> pd.DataFrame:
+def ras_readouts(pred: pd.DataFrame, perturbations: Sequence[str], *, n_boot: int, seed: int,
+                 ci: float) -> pd.DataFrame:
     """Clean accuracy, RAS, R_c, R_w (seed 000 Table II per model, notebook 04's bootstrap stream) and
     ``over_share`` (module docstring) on the pairs of ``perturbations``."""
     pairs = ras.pairs(base_rows(pred, perturbations))
@@ -152,9 +154,11 @@ def drift_readouts(probes: pd.DataFrame, perturbations: Sequence[str], *, regime
 
 
 def blind_spot_readouts(pred: pd.DataFrame, items: pd.DataFrame, *, internal: str = "token_prob", n_boot: int,
-                        seed: int, ci: float, min_gap: float = 0.1, abstain_mid: str = "fixed") -> tuple[pd.DataFrame, pd.DataFrame]:
+                        seed: int, ci: float, min_gap: float = 0.1,
+                        abstain_mid: str = "fixed") -> tuple[pd.DataFrame, pd.DataFrame]:
     """W of the internal confidence and of the abstain option on each arm (seed 003 Table V, pooled task;
-    module docstring). Returns the wide columns and the long :func:`~vlmrobust.analysis.visibility.blind_spot.blind_spot_table`."""
+    module docstring). Returns the wide columns and the long
+    :func:`~vlmrobust.analysis.visibility.blind_spot.blind_spot_table`."""
     vis_pred = pred[pred.perturbation.isin([CLEAN, *ARMS])]
     base = items[~items.item_id.str.contains("~")]
     chance = float(np.mean([1.0 / len(o) for o in base.options]))

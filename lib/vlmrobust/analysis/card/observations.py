@@ -64,8 +64,9 @@ def condition_lenses(pred: pd.DataFrame, probes: pd.DataFrame, perturbations: Se
     return out
 
 
-def model_agreement(card: pd.DataFrame, conditions: pd.DataFrame | None, *, n_boot: int, rng_models: np.random.Generator,
-                    rng_conditions: np.random.Generator, ci: float = 0.95) -> pd.DataFrame:
+def model_agreement(card: pd.DataFrame, conditions: pd.DataFrame | None, *, n_boot: int,
+                    rng_models: np.random.Generator, rng_conditions: np.random.Generator,
+                    ci: float = 0.95) -> pd.DataFrame:
     """The agreement table: :data:`MODEL_PAIRS` across models, :data:`CONDITION_PAIRS` across corruptions
     (``across`` names which); intervals from resampled models, or resampled corruptions."""
     lenses = with_losses(card)
@@ -77,7 +78,8 @@ def model_agreement(card: pd.DataFrame, conditions: pd.DataFrame | None, *, n_bo
     return pd.concat(parts, ignore_index=True)
 
 
-def obs_smallest_blind_spot(card: pd.DataFrame, behaviours: Mapping[str, str], *, column: str = "W_abstain_fog") -> Check:
+def obs_smallest_blind_spot(card: pd.DataFrame, behaviours: Mapping[str, str], *,
+                            column: str = "W_abstain_fog") -> Check:
     """Construction check: the error-aware control (behaviour ``aware-err``) has the smallest ``column``.
 
     Holds when its point value is the smallest of the models with a value and its interval's upper end lies

@@ -99,7 +99,8 @@ def error_cells(pred: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarra
 
 
 def _ce(E: np.ndarray, cells: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """CE and relative CE per (model, corruption) from error rates ``E`` ``(B, cells)``; columns hold ``(B,)`` arrays."""
+    """CE and relative CE per (model, corruption) from error rates ``E`` ``(B, cells)``; columns hold ``(B,)``
+    arrays."""
     idx = {k: i for i, k in enumerate(zip(cells.model, cells.perturbation, cells.level, strict=True))}
     corr = sorted(set(cells.perturbation) - {CLEAN})
     levels = {c: sorted(cells.level[(cells.perturbation == c) & (cells.model == reference)]) for c in corr}
@@ -222,6 +223,7 @@ def answer_order_flips(pred: pd.DataFrame, orders: pd.DataFrame, *, n_boot: int 
         s = replicate_sums(W, X)
         row = {"model": m, "n_items": int((X[:, 2] > 0).sum()), "n_orders": len(g)}
         with np.errstate(divide="ignore", invalid="ignore"):
-            row |= _with_interval("flip_rate", s[:, 0] / s[:, 2], ci) | _with_interval("position_rate", s[:, 1] / s[:, 2], ci)
+            row |= (_with_interval("flip_rate", s[:, 0] / s[:, 2], ci)
+                    | _with_interval("position_rate", s[:, 1] / s[:, 2], ci))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -42,8 +42,8 @@ import pandas as pd
 
 from ...schema import CLEAN
 
-__all__ = ["LABELS", "UNION_ALL", "UNION_SIX", "TABLE_UNIONS", "GT_CHANGING", "label", "flip_pairs", "split_ground_truth", "ifr_iv",
-           "transitions", "compliance_rates", "overlay_decomposition", "scale_table"]
+__all__ = ["LABELS", "UNION_ALL", "UNION_SIX", "TABLE_UNIONS", "GT_CHANGING", "label", "flip_pairs",
+           "split_ground_truth", "ifr_iv", "transitions", "compliance_rates", "overlay_decomposition", "scale_table"]
 
 #: Table labels of the natural perturbations (seed 002, Table 1).
 LABELS: dict[str, str] = {

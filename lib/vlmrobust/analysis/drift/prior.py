@@ -38,7 +38,8 @@ def yes_no_index(options: Sequence[str]) -> tuple[int, int] | None:
 
 
 def pope_rows(pred: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    """The yes/no rows of a predictions table with ``margin_yes = s_Yes - s_No``, ``p_yes``, ``gt_yes``, ``pred_yes``."""
+    """The yes/no rows of a predictions table with ``margin_yes = s_Yes - s_No``, ``p_yes``, ``gt_yes``,
+    ``pred_yes``."""
     yn = {str(r.item_id): yes_no_index(list(r.options)) for r in items.itertuples()}
     yn = {k: v for k, v in yn.items() if v is not None}
     p = pred[pred["item_id"].astype(str).isin(yn)].copy()

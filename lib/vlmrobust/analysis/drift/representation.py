@@ -211,7 +211,8 @@ def with_interval(table: pd.DataFrame, probes: pd.DataFrame, regime: str, rng: n
 
 
 def with_flips(probes: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """Drift rows with the instance's ``flip`` (scoring prediction changed) from :func:`~vlmrobust.analysis.drift.instability.flip_pairs`."""
+    """Drift rows with the instance's ``flip`` (scoring prediction changed) from
+    :func:`~vlmrobust.analysis.drift.instability.flip_pairs`."""
     key = ["model", "item_id", "perturbation", "level"]
     d = probes[probes["kind"] == "drift"]
     return d.merge(pairs[key + ["flip", "base_correct", "correct"]].drop_duplicates(key), on=key, how="left")

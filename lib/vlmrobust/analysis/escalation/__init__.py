@@ -1,6 +1,7 @@
 """Robustness under corruption escalation (seed 001, BRUCE): the analysis of notebook 07.
 
-* :mod:`.ladders` — the ladders' readings (contrast kept, crop area) and the items' mean fill, as a sweep runs them (§III);
+* :mod:`.ladders` — the ladders' readings (contrast kept, crop area) and the items' mean fill, as a sweep runs them
+  (§III);
 * :mod:`.cells` — the per-cell sums behind every index (one pass over the predictions table);
 * :mod:`.indices` — RCI, T-RCI, the worst direction and the Table I analogue (§II-D–F);
 * :mod:`.ablation` — the weighting ablation and its rank correlations (§II-F);

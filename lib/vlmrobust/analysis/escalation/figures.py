@@ -37,8 +37,8 @@ from ...figures import PALETTE, image_axes
 from .indices import pareto_front
 from .taxonomy import CLASSES
 
-__all__ = ["REGIME_MARKERS", "ladder_rungs", "table_i_fit", "fill_examples", "sky_control_cost", "pareto_maps", "accuracy_vs_share",
-           "fragility_panels", "directional_heatmap", "failure_class_heatmap", "failure_subtypes",
+__all__ = ["REGIME_MARKERS", "ladder_rungs", "table_i_fit", "fill_examples", "sky_control_cost", "pareto_maps",
+           "accuracy_vs_share", "fragility_panels", "directional_heatmap", "failure_class_heatmap", "failure_subtypes",
            "rank_correlation_heatmaps", "latent_instability_examples"]
 
 #: Marker at the end of a fragility curve, per regime (Fig. 6).

@@ -72,7 +72,8 @@ T-RCI. :func:`pareto_front` marks the frontier of Fig. 3.
 The one pass over the predictions rows is :func:`cell_stats` (module ``cells``: factorisations
 and ``bincount``s); everything here works on its cells. The weighting ablation of §II-F is
 :mod:`vlmrobust.analysis.escalation.ablation`, the fragility regimes and the latent instability of §VI are
-:mod:`vlmrobust.analysis.escalation.fragility`, the failure taxonomy of §II-H is :mod:`vlmrobust.analysis.escalation.taxonomy`.
+:mod:`vlmrobust.analysis.escalation.fragility`, the failure taxonomy of §II-H is
+:mod:`vlmrobust.analysis.escalation.taxonomy`.
 """
 
 from __future__ import annotations

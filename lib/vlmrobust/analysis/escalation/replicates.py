@@ -115,7 +115,8 @@ def group_permutations(pred: pd.DataFrame, fn: Callable[[pd.DataFrame], object],
     return out
 
 
-def interval(stat: Callable[[object], float], point: object, reps: Sequence, ci: float = 0.95) -> tuple[float, float, float]:
+def interval(stat: Callable[[object], float], point: object, reps: Sequence,
+             ci: float = 0.95) -> tuple[float, float, float]:
     """``(value, lo, hi)``: ``stat`` of the point tables and the percentile interval of its replicates."""
     vals = np.array([stat(r) for r in reps], dtype=np.float64)
     lo, hi = percentile_interval(vals[:, None], ci) if len(vals) else (np.array([np.nan]), np.array([np.nan]))

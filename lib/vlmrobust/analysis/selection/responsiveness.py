@@ -7,11 +7,13 @@ are option ``k``,
 
 .. math::
 
-    G^{(d)}_{f_s}(q) = \\frac{K}{K-1}\\Bigl[1 - \\sum_{k=1}^{K} \\bigl(\\pi^{(d)}_{k,f_s}(q)\\bigr)^2\\Bigr]  \\qquad (1)
+    G^{(d)}_{f_s}(q) = \\frac{K}{K-1}\\Bigl[1 - \\sum_{k=1}^{K}
+    \\bigl(\\pi^{(d)}_{k,f_s}(q)\\bigr)^2\\Bigr]  \\qquad (1)
 
     \\kappa(q) = \\frac{1}{|\\mathcal D|\\,|\\mathcal F|} \\sum_{d}\\sum_{f_s} G^{(d)}_{f_s}(q)  \\qquad (2)
 
-    \\mathcal A^{+} = \\{q : \\tfrac{1}{|\\mathcal D|}\\textstyle\\sum_d G^{(d)}_{f_s}(q) > 0 \\ \\forall f_s\\}  \\qquad (3)
+    \\mathcal A^{+} = \\{q : \\tfrac{1}{|\\mathcal D|}\\textstyle\\sum_d G^{(d)}_{f_s}(q) > 0
+    \\ \\forall f_s\\}  \\qquad (3)
 
 Choices the paper leaves open, fixed here:
 
@@ -199,7 +201,8 @@ def selector_gini(G: np.ndarray) -> np.ndarray:
 
 
 def kappa(G: np.ndarray) -> np.ndarray:
-    """Eq. 2: κ(q), the mean of G over the corruptions and the selectors; ``G`` is ``(items, selectors, corruptions)``."""
+    """Eq. 2: κ(q), the mean of G over the corruptions and the selectors; ``G`` is
+    ``(items, selectors, corruptions)``."""
     G = np.asarray(G, dtype=np.float64)
     if G.ndim != 3:
         raise ValueError(f"G must be (items, selectors, corruptions), got shape {G.shape}")

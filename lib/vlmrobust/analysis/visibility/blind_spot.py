@@ -56,8 +56,8 @@ rate with seed 003's main wording and with "I don't know" (``abstain2``).
   bound; ``bound_share`` reports how often.
 
 Table V's printed text cells (:func:`~vlmrobust.analysis.visibility.tables.table_v`) are laid out in
-:mod:`vlmrobust.analysis.visibility.tables`. The cube of per-scene sums (:class:`SignalCube`) comes from the long table of
-:func:`vlmrobust.analysis.visibility.readouts.signals_long`.
+:mod:`vlmrobust.analysis.visibility.tables`. The cube of per-scene sums (:class:`SignalCube`) comes from the long
+table of :func:`vlmrobust.analysis.visibility.readouts.signals_long`.
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ from ...stats.calibration import ece
 from ...stats.observations import Check, combine, interval_text, verdict
 from .blind_spot import CROSSED, SignalCube, first_crossing, level_means
 
-__all__ = ["w_verdict", "confident_models", "equal_transmittance_ratio", "obs_fall_within_decade", "obs_water_harsher", "obs_confident_stay_confident",
-           "obs_underconfident_follows", "obs_abstain_signed", "obs_idk_lags", "obs_t3_no_signal",
-           "obs_calibration_fog"]
+__all__ = ["w_verdict", "confident_models", "equal_transmittance_ratio", "obs_fall_within_decade", "obs_water_harsher",
+           "obs_confident_stay_confident", "obs_underconfident_follows", "obs_abstain_signed", "obs_idk_lags",
+           "obs_t3_no_signal", "obs_calibration_fog"]
 
 #: Seed 003 Table V: V_acc under water over V_acc in fog (Qwen3-VL-2B t2 22.1/12.4, t3 33.5/16.8;
 #: InternVL3.5-2B t2 29.5/14.1).

@@ -91,7 +91,8 @@ def signal_rows(pred: pd.DataFrame, items: pd.DataFrame, *, internal: str = "tok
 
 
 def signals_long(pred: pd.DataFrame, items: pd.DataFrame, arms: Mapping[str, str], **kw) -> pd.DataFrame:
-    """The long table of :func:`vlmrobust.analysis.visibility.blind_spot.signal_cube`: signals by (model, task, arm, V, scene).
+    """The long table of :func:`vlmrobust.analysis.visibility.blind_spot.signal_cube`: signals by (model, task, arm,
+    V, scene).
 
     Rows of perturbations in ``arms`` get their arm and ``V = param`` (metres);
     the clean rows are copied into every arm with ``V = inf``; other conditions

@@ -28,8 +28,8 @@ from ...schema import CLEAN
 from .blind_spot import AWARE_SIGNALS, SIGNALS, SignalCube
 from .readouts import interp_log_v
 
-__all__ = ["format_w", "format_v", "table_v", "SHORT_SIGNALS", "cell_index", "level_columns", "signal_tables", "murky_table", "parse_rate_table", "calibration_wide",
-           "fog_severity_table", "controls_table"]
+__all__ = ["format_w", "format_v", "table_v", "SHORT_SIGNALS", "cell_index", "level_columns", "signal_tables",
+           "murky_table", "parse_rate_table", "calibration_wide", "fog_severity_table", "controls_table"]
 
 #: Table IV's short names of :data:`~vlmrobust.analysis.visibility.blind_spot.SIGNALS`, in that order.
 SHORT_SIGNALS = ("Acc.", "Int.", "Verb.", "Abst.", "Abst. 2")
@@ -146,7 +146,8 @@ def controls_table(summary: pd.DataFrame, shuffled: pd.DataFrame, verbal: pd.Dat
                 g = frame[(frame.model == m) & (frame.task == task) & (frame.perturbation == pert)]
                 return float(g[col].iloc[0]) if len(g) and col in g else np.nan
             row = {"model": m, "task": task, "chance": 0.25 if task == "t2" else 0.5,
-                   "clean": pick(summary, "clean", "accuracy"), "blank_accuracy": pick(summary, "blank+box", "accuracy"),
+                   "clean": pick(summary, "clean", "accuracy"),
+                   "blank_accuracy": pick(summary, "blank+box", "accuracy"),
                    "shuffled_accuracy": pick(shuffled, "clean", "accuracy"),
                    "blank_internal": pick(summary, "blank+box", "internal"),
                    "blank_verbal": pick(verbal, "blank+box", "verbal"),
