@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth, teaching
+from vlmrobust import data, figures, params, paths, repro, sweep, teaching
 from vlmrobust.analysis import escalation
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.corrupt import evidence
@@ -78,61 +78,16 @@ n_boot: int = 100  # question resamples for the intervals (and permutations for 
 ci: float = 0.95  # coverage of the bootstrap intervals
 
 # %%
-MODELS = sweep.resolve_models(models)
-sweep.item_source_kind(items_source)  # checks the source before any work
-n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
-image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
-max_items = params.check("max_items", max_items, int, lo=0)
-seed = params.check("seed", seed, int, lo=0)
-torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
-batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
-executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
-params.check("groups", groups, dict)
-for g_name, g_tasks in groups.items():
-    params.check(f"groups key {g_name!r}", g_name, str)
-    params.check_list(f"groups[{g_name!r}]", g_tasks, str)
-ladders = params.check_list("ladders", ladders, str, choices=corrupt.names("escalation"))
-levels = params.check_list("levels", levels, int, choices=[1, 2, 3, 4])
-if sorted(levels) != levels:
-    raise params.ParameterError(f"parameter 'levels' must be increasing, got {levels}")
-fill = params.check("fill", fill, str, choices=list(esc.FILLS))
-contrast_reading = params.check("contrast_reading", contrast_reading, str, choices=list(esc.CONTRAST_READINGS))
-crop_reading = params.check("crop_reading", crop_reading, str, choices=list(esc.CROP_READINGS))
-mean_fill = params.check("mean_fill", mean_fill, str, choices=["items", "synthetic"])
-n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
-ci = params.check("ci", ci, float, lo=0.5, hi=1.0, hi_open=True)
-compare_fills = params.check_list("compare_fills", compare_fills, str, choices=list(esc.FILLS), min_len=0)
-control_levels = params.check_list("control_levels", control_levels, int, choices=[1, 2, 3, 4], min_len=0)
-compare_levels = params.check_list("compare_levels", compare_levels, int, choices=levels, min_len=0)
-rci_weights = params.check_list("rci_weights", rci_weights, float, lo=0.0, unique=False)
-trci_weights = params.check_list("trci_weights", trci_weights, float, lo=0.0, unique=False)
-if len(rci_weights) != 4 or sum(rci_weights) <= 0:
-    raise params.ParameterError(f"parameter 'rci_weights' needs 4 weights >= 0 with a positive sum, got {rci_weights}")
-if len(trci_weights) != 5 or sum(trci_weights) <= 0:
-    raise params.ParameterError(f"parameter 'trci_weights' needs 5 weights >= 0 with a positive sum, got {trci_weights}")
-fail_reading = params.check("fail_reading", fail_reading, str, choices=list(escalation.FAIL_READINGS))
-params.check("failure_weights", failure_weights, dict)
-for cls, w in failure_weights.items():
-    params.check("failure_weights key", cls, str, choices=list(escalation.CLASSES))
-    params.check(f"failure_weights[{cls!r}]", w, float, lo=0.0)
-epsilon = params.check("epsilon", epsilon, float, lo=0.0, lo_open=True, hi=0.1)
-stable_min = params.check("stable_min", stable_min, float, lo=0.0, hi=1.0)
-severe_below = params.check("severe_below", severe_below, float, lo=0.0, hi=stable_min)
-monotone_tol = params.check("monotone_tol", monotone_tol, float, lo=0.0, hi=1.0)
-warn_threshold = params.check("warn_threshold", warn_threshold, float, lo=0.0, lo_open=True, hi=1.0)
-acc_tol = params.check("acc_tol", acc_tol, float, lo=0.0, hi=1.0)
-index_gap = params.check("index_gap", index_gap, float, lo=0.0)
-direction_gap = params.check("direction_gap", direction_gap, float, lo=0.0)
-
+P = escalation.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 TRAV = {esc.DIRECTION_LABELS[d]: name for d, name in esc.traversal_names(fill).items()}  # TD -> perturbation
 SHARE = dict(zip(levels, (esc.TRAVERSAL_SHARES[lv - 1] for lv in levels), strict=True))
 UNIT = ("model", "group")
 SWEEP = dict(seed=seed, batch_size=batch_size, torch_threads=torch_threads)
-COLORS = figures.model_colors(MODELS)
+COLORS = figures.model_colors(P.models)
 repro.seed_everything(seed)
 torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
-print(f"models {MODELS}\nladders {ladders} at levels {levels}; traversals with the {fill!r} fill: {TRAV}")
+print(f"models {P.models}\nladders {ladders} at levels {levels}; traversals with the {fill!r} fill: {TRAV}")
 
 # %% [markdown]
 # ## Items, groups and conditions
@@ -155,36 +110,40 @@ print(f"models {MODELS}\nladders {ladders} at levels {levels}; traversals with t
 # (`mean_fill`), printed below. Figure: one item at every rung.
 
 # %%
-items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
-                          max_items=max_items)
-unknown = sorted({t for ts in groups.values() for t in ts} - set(items["task"]))
+items = sweep.item_source(P.items_source, n_per_family=P.n_per_family, seed=P.seed, image_size=P.image_size,
+                          max_items=P.max_items)
+unknown = sorted({t for ts in P.groups.values() for t in ts} - set(items["task"]))
 if unknown:
     raise params.ParameterError(f"parameter 'groups' names task(s) {unknown} that the items do not have; "
                                 f"tasks are {sorted(items['task'].unique())}")
-TASK_GROUP = {t: g for g, ts in groups.items() for t in ts}
+TASK_GROUP = {t: g for g, ts in P.groups.items() for t in ts}
 items["group"] = items["task"].map(lambda t: TASK_GROUP.get(t, t))
 META = items["meta"].map(lambda m: json.loads(m) if isinstance(m, str) and m.strip() else {})
 items["scene"] = META.map(lambda m: m.get("scene", ""))
 HAS_DEPTH = bool(items["depth_ref"].notna().all() and (items["depth_ref"].astype(str) != "").all())
-CONTROL = {esc.control_name(f): control_levels for f in compare_fills} if HAS_DEPTH and control_levels else {}
-COMPARE = {esc.traversal_name(d, f): compare_levels for f in compare_fills if f != fill
-           for d in esc.DIRECTIONS} if compare_levels else {}
-CONDITIONS = {**{p: levels for p in ladders}, **{n: levels for n in TRAV.values()}, **CONTROL, **COMPARE}
+CONTROL = {esc.control_name(f): P.control_levels for f in P.compare_fills} if HAS_DEPTH and P.control_levels else {}
+COMPARE = {esc.traversal_name(d, f): P.compare_levels for f in P.compare_fills if f != P.fill
+           for d in esc.DIRECTIONS} if P.compare_levels else {}
+CONDITIONS = {**{p: P.levels for p in P.ladders}, **{n: P.levels for n in TRAV.values()}, **CONTROL, **COMPARE}
 print(f"{len(items)} items; groups: " + ", ".join(f"{g} {n}" for g, n in items.group.value_counts(sort=False).items()))
-print(f"{len(CONDITIONS)} perturbations, {sum(map(len, CONDITIONS.values()))} corrupted conditions" + ("" if HAS_DEPTH else "; no depth: the sky-only control is skipped"))
+print(f"{len(CONDITIONS)} perturbations, {sum(map(len, CONDITIONS.values()))} corrupted conditions"
+      + ("" if HAS_DEPTH else "; no depth: the sky-only control is skipped"))
 
-FILL_RGB = escalation.items_mean_colour(items) if mean_fill == "items" else esc.SYNTH_MEAN_RGB
-print(f"mean fill colour ({'the items own images' if mean_fill == 'items' else 'synthetic default'}): RGB {FILL_RGB}")
-fig = escalation.figures.ladder_rungs(data.load_image(items.image_ref.iloc[0]), escalation.rung_images(
-    data.load_image(items.image_ref.iloc[0]), ladders, levels, contrast_reading, crop_reading), "the ladders' rungs")
+FILL_RGB = escalation.items_mean_colour(items) if P.mean_fill == "items" else esc.SYNTH_MEAN_RGB
+print(f"mean fill colour ({'the items own images' if P.mean_fill == 'items' else 'synthetic default'}): RGB {FILL_RGB}")
+first_image = data.load_image(items.image_ref.iloc[0])
+rungs = escalation.rung_images(first_image, P.ladders, P.levels, P.contrast_reading, P.crop_reading)
+fig = escalation.figures.ladder_rungs(first_image, rungs, "the ladders' rungs")
 figures.save(fig, NB_ID, "ladder-rungs")
 plt.show()
-SWEEP |= dict(executor=executor, client=sweep.notebook_client(executor, scheduler, dask_workers))  # one cluster
-result = escalation.escalation_predictions(MODELS, items, CONDITIONS, contrast=contrast_reading, crop=crop_reading,
-                                           mean_rgb=FILL_RGB, methods=None, **SWEEP)
+CLIENT = sweep.notebook_client(P.executor, P.dask_scheduler, P.dask_workers)  # one cluster for every sweep
+SWEEP |= dict(executor=P.executor, client=CLIENT)
+result = escalation.escalation_predictions(P.models, items, CONDITIONS, contrast=P.contrast_reading,
+                                           crop=P.crop_reading, mean_rgb=FILL_RGB, methods=None, **SWEEP)
 pred = result.table.merge(items[["item_id", "group", "scene"]], on="item_id", how="left")
 print({k: v for k, v in result.summary().items() if k != "seconds"})
-EV = evidence.evidence_table(items, {k: v for k, v in CONDITIONS.items() if k not in ladders or (k == "bruce_center_crop" and crop_reading == "area")})
+EV = evidence.evidence_table(items, {k: v for k, v in CONDITIONS.items() if k not in P.ladders
+                                     or (k == "bruce_center_crop" and P.crop_reading == "area")})
 EV["direction"] = EV["perturbation"].map(lambda n: esc.DIRECTION_LABELS.get(n.split("_")[1], "")
                                          if n.startswith("traverse_") else "")
 
@@ -210,17 +169,17 @@ if len(ex):
     it = ex.iloc[0]
     img = data.load_image(it.image_ref)
     dep = data.load_depth(it.depth_ref) if HAS_DEPTH else None
-    fig = escalation.figures.fill_examples(img, dep, [f for f in esc.FILLS if f in compare_fills or f == fill],
+    fig = escalation.figures.fill_examples(img, dep, [f for f in esc.FILLS if f in P.compare_fills or f == P.fill],
                                            f"traversal fills on one scene ({it.task}: {it.question})", FILL_RGB)
     figures.save(fig, NB_ID, "traversal-fills")
     plt.show()
 
 ground = pred[pred.scene == "ground"]
-fill_table = escalation.fill_comparison(ground, compare_fills, MODELS, control=bool(CONTROL))
+fill_table = escalation.fill_comparison(ground, P.compare_fills, P.models, control=bool(CONTROL))
 if len(fill_table):
     display(fill_table.set_index(["fill", "condition"]).round(3))
     if fill_table.condition.str.startswith("sky band").any():
-        fig = escalation.figures.sky_control_cost(fill_table, MODELS, COLORS)
+        fig = escalation.figures.sky_control_cost(fill_table, P.models, COLORS)
         figures.save(fig, NB_ID, "sky-control-fill-cost")
         plt.show()
 
@@ -258,17 +217,19 @@ if len(fill_table):
 fails_all = escalation.failures(pred)
 classified = escalation.classify(fails_all, items, EV)
 keys5 = ["model", "method", "item_id", "perturbation", "level"]
-pred = pred.merge(classified[keys5 + ["class"]].rename(columns={"class": "fail_class"}).astype({"fail_class": str}), on=keys5, how="left")
-fw = dict(fail_class="fail_class", fail_weights=failure_weights) if failure_weights else {}
-cells = escalation.cell_stats(pred, UNIT, perturbations=[*ladders, *TRAV.values()], **fw)
-rci = escalation.rci(cells, rci_weights, fail=fail_reading)
-lad = rci[rci.perturbation.isin(ladders)]
-display(lad.pivot_table(index=["model", "group"], columns="perturbation", values="RCI", observed=True).round(3).rename_axis(columns="RCI (mean over the levels)"))
-print(f"the terms of {MODELS[0]}, group {lad.group.iloc[0]}:")
-display(lad[(lad.model == MODELS[0]) & (lad.group == lad.group.iloc[0])][
+fail_class = classified[keys5 + ["class"]].rename(columns={"class": "fail_class"}).astype({"fail_class": str})
+pred = pred.merge(fail_class, on=keys5, how="left")
+fw = dict(fail_class="fail_class", fail_weights=P.failure_weights) if P.failure_weights else {}
+cells = escalation.cell_stats(pred, UNIT, perturbations=[*P.ladders, *TRAV.values()], **fw)
+rci = escalation.rci(cells, P.rci_weights, fail=P.fail_reading)
+lad = rci[rci.perturbation.isin(P.ladders)]
+display(lad.pivot_table(index=["model", "group"], columns="perturbation", values="RCI", observed=True)
+        .round(3).rename_axis(columns="RCI (mean over the levels)"))
+print(f"the terms of {P.models[0]}, group {lad.group.iloc[0]}:")
+display(lad[(lad.model == P.models[0]) & (lad.group == lad.group.iloc[0])][
     ["perturbation", "level", "param", "A_clean", "A", "H_clean", "H", "ECE_clean", "ECE", "D_acc", "D_cal",
      "D_ent", "D_fail", "n_terms", "RCI"]].round(3))
-print(escalation.rci_notes(cells, rci, rci_weights))
+print(escalation.rci_notes(cells, rci, P.rci_weights))
 
 # %% [markdown]
 # ## T-RCI: traversal robustness along each direction (§II-D2, §II-F)
@@ -298,13 +259,14 @@ print(escalation.rci_notes(cells, rci, rci_weights))
 # removed from the weights.
 
 # %%
-states = escalation.trci_states(cells, TRAV, fail=fail_reading, eps=epsilon)
-tres = escalation.trci(states, trci_weights)
+states = escalation.trci_states(cells, TRAV, fail=P.fail_reading, eps=P.epsilon)
+tres = escalation.trci(states, P.trci_weights)
 display(tres.directions.pivot_table(index=["model", "group"], columns="direction", values="T_RCI",
                                     observed=True).round(3))
-spatial_table = escalation.spatial_table(states, tres, trci_weights)
+spatial_table = escalation.spatial_table(states, tres, P.trci_weights)
 display(spatial_table.round(4))
-print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI (alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
+print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.max():.4f} to every T-RCI "
+      "(alpha_4 Σ γ_k s_k); without it T-RCI is (T − offset)·5/4 wherever every term is available")
 
 # %% [markdown]
 # ## Table I — accuracy, corruption robustness and traversal robustness
@@ -316,7 +278,7 @@ print(f"D_spatial adds {spatial_table.offset.min():.4f}–{spatial_table.offset.
 # not a check); the worst direction $W_D$ and its T-RCI $W_T$. Accuracies in %, as in the paper.
 
 # %%
-t1 = escalation.table_i(rci, tres, ladders)
+t1 = escalation.table_i(rci, tres, P.ladders)
 t1_show = t1.assign(**{c: 100 * t1[c] for c in ("A_CL", "A_CR", "A_T")})  # accuracies in %
 with pd.option_context("display.float_format", "{:.3f}".format):
     display(t1_show.sort_values(["group", "model"]).set_index(["group", "model"]))
@@ -339,9 +301,10 @@ with pd.option_context("display.float_format", "{:.3f}".format):
 
 # %%
 fit = escalation.bound_fit()
-print(f"c* = {fit['c_star']:.4f} over {fit['n']} rows, [{fit['c_lo']:.4f}, {fit['c_hi']:.4f}] within rounding; on the bound: rows {fit['on_bound']}; c = {escalation.TABLE_I_BOUND}")
+print(f"c* = {fit['c_star']:.4f} over {fit['n']} rows, [{fit['c_lo']:.4f}, {fit['c_hi']:.4f}] within rounding; "
+      f"on the bound: rows {fit['on_bound']}; c = {escalation.TABLE_I_BOUND}")
 display(escalation.bound_residuals(c=escalation.TABLE_I_BOUND).round(4))
-run_fit = pd.concat([escalation.table_i(escalation.rci(cells, rci_weights, fail=f), tres, ladders).assign(reading=f)
+run_fit = pd.concat([escalation.table_i(escalation.rci(cells, P.rci_weights, fail=f), tres, P.ladders).assign(reading=f)
                      for f in ("joint", "table-i")], ignore_index=True)
 run_res = escalation.bound_residuals(run_fit, escalation.TABLE_I_BOUND, percent=False).assign(reading=run_fit.reading)
 display(run_res.groupby("reading").residual.describe().round(4))
@@ -357,7 +320,7 @@ plt.show()
 # that no other point beats on both axes (higher accuracy *and* lower index).
 
 # %%
-fig = escalation.figures.pareto_maps(t1, MODELS, COLORS)
+fig = escalation.figures.pareto_maps(t1, P.models, COLORS)
 figures.save(fig, NB_ID, "fig3-pareto-maps")
 plt.show()
 
@@ -372,7 +335,7 @@ plt.show()
 cells_m = escalation.cell_stats(pred, ("model",), perturbations=list(TRAV.values()))
 curves_m = escalation.fragility_curves(cells_m, list(TRAV.values()))
 ev_share = escalation.evidence_lost_share(EV, list(TRAV.values()))  # items with synthetic geometry
-fig = escalation.figures.accuracy_vs_share(curves_m, ev_share, TRAV, SHARE, MODELS, COLORS)
+fig = escalation.figures.accuracy_vs_share(curves_m, ev_share, TRAV, SHARE, P.models, COLORS)
 figures.save(fig, NB_ID, "fig5-accuracy-vs-share-removed")
 plt.show()
 
@@ -386,10 +349,10 @@ plt.show()
 # next (drawn dashed). The marker at the end of each curve gives its regime.
 
 # %%
-cells_all = escalation.cell_stats(pred, ("model",), perturbations=[*ladders, *TRAV.values()])
-curves = escalation.fragility_curves(cells_all, [*ladders, *TRAV.values()])
-regimes = escalation.curve_regimes(curves, stable_min=stable_min, severe_below=severe_below, tol=monotone_tol)
-fig = escalation.figures.fragility_panels(curves, regimes, [*ladders, *TRAV.values()], levels, MODELS, COLORS)
+cells_all = escalation.cell_stats(pred, ("model",), perturbations=[*P.ladders, *TRAV.values()])
+curves = escalation.fragility_curves(cells_all, [*P.ladders, *TRAV.values()])
+regimes = escalation.curve_regimes(curves, stable_min=P.stable_min, severe_below=P.severe_below, tol=P.monotone_tol)
+fig = escalation.figures.fragility_panels(curves, regimes, [*P.ladders, *TRAV.values()], P.levels, P.models, COLORS)
 figures.save(fig, NB_ID, "fig6-fragility-curves")
 plt.show()
 regimes["kind"] = np.where(regimes.perturbation.isin(TRAV.values()), "traversal", "ladder")
@@ -402,10 +365,10 @@ display(escalation.regime_counts(regimes))
 # each row is outlined.
 
 # %%
-dirs_all = escalation.trci(escalation.trci_states(cells_m, TRAV, fail=fail_reading, eps=epsilon),
-                           trci_weights).directions.assign(group="all items")
+dirs_all = escalation.trci(escalation.trci_states(cells_m, TRAV, fail=P.fail_reading, eps=P.epsilon),
+                           P.trci_weights).directions.assign(group="all items")
 heat = pd.concat([tres.directions, dirs_all], ignore_index=True)
-fig = escalation.figures.directional_heatmap(heat, [*sorted(t1.group.unique()), "all items"], list(TRAV), MODELS)
+fig = escalation.figures.directional_heatmap(heat, [*sorted(t1.group.unique()), "all items"], list(TRAV), P.models)
 figures.save(fig, NB_ID, "directional-fragility-heatmap")
 plt.show()
 
@@ -426,7 +389,7 @@ g_items = items.item_id[items.scene == "ground"]
 if len(g_items):
     pg = pred[pred.item_id.isin(g_items)]
     cells_g = escalation.cell_stats(pg, ("model",), perturbations=list(TRAV.values()))
-    states_g = escalation.trci_states(cells_g, TRAV, fail=fail_reading, eps=epsilon)
+    states_g = escalation.trci_states(cells_g, TRAV, fail=P.fail_reading, eps=P.epsilon)
     ev_g = EV[EV.item_id.isin(g_items) & EV.perturbation.isin(TRAV.values())]
     gt_check = escalation.check_bottomup_hurts_more(states_g, ev_g)
     display(states_g.pivot_table(index="model", columns=["direction", "level"], values="A", observed=True).round(2))
@@ -438,7 +401,7 @@ if len(g_items):
     intact = by_ev["intact"].dropna() if "intact" in by_ev else by_ev.iloc[:0, 0]
     if {"TD", "BU"} <= set(intact.index):
         print(f"with the evidence intact, accuracy is {intact['TD']:.3f} under top-down and {intact['BU']:.3f} under "
-              f"bottom-up (clean {pg[pg.perturbation == 'clean'].correct.mean():.3f}): what the {fill!r} band costs "
+              f"bottom-up (clean {pg[pg.perturbation == 'clean'].correct.mean():.3f}): what the {P.fill!r} band costs "
               "by itself differs by where it lies, and that difference is part of any comparison of directions")
 else:
     gt_check = escalation.check_bottomup_hurts_more(states.iloc[:0], EV.iloc[:0])
@@ -460,7 +423,7 @@ else:
 trav_fails = classified[classified.perturbation.isin(TRAV.values())]
 cls_counts = escalation.taxonomy_counts(trav_fails, ("model",))
 if len(cls_counts):
-    fig = escalation.figures.failure_class_heatmap(cls_counts, MODELS, len(trav_fails))
+    fig = escalation.figures.failure_class_heatmap(cls_counts, P.models, len(trav_fails))
     figures.save(fig, NB_ID, "fig4-failure-taxonomy-heatmap")
     plt.show()
     fig = escalation.figures.failure_subtypes(escalation.taxonomy_counts(trav_fails, (), level="subtype"))
@@ -470,7 +433,7 @@ if len(cls_counts):
     if len(known):
         print(f"{known.evidence.isin(['removed', 'partial']).mean():.0%} of the {len(known):,} traversal-induced "
               "failures with synthetic geometry had their evidence removed or cut; the rest misread it")
-lad_fails = classified[classified.perturbation.isin(ladders)]
+lad_fails = classified[classified.perturbation.isin(P.ladders)]
 display(escalation.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
     index="perturbation", columns="class", values="n", observed=False).fillna(0).astype(int)
     .rename_axis(columns="ladder failures by class"))
@@ -491,7 +454,7 @@ display(escalation.taxonomy_counts(lad_fails, ("perturbation",)).pivot_table(
 # with its bootstrap interval over the questions, is the one compared with the paper's ρ ≈ 0.95.
 
 # %%
-abl = escalation.ablation_scores(cells, states, ladders, fail=fail_reading)
+abl = escalation.ablation_scores(cells, states, P.ladders, fail=P.fail_reading)
 rho_rci = escalation.rank_correlations(abl, "RCI")
 rho_trci = escalation.rank_correlations(abl, "T-RCI")
 resid = escalation.affine_residual(states)
@@ -500,12 +463,13 @@ display(rho_trci.round(3).rename_axis("T_mu"))
 max_resid = float(np.nanmax(np.abs(resid.residual))) if len(resid) else float("nan")
 print(f"model level: Spearman rho (equal, no-spatial) = {rho_trci.loc['equal', 'no-spatial']:.6f} (an identity); "
       f"largest residual of T_equal − (4/5 T_no-spatial + offset): {max_resid:.1e}")
-RUN = dict(unit=UNIT, rci_weights=rci_weights, trci_weights=trci_weights, fail=fail_reading, eps=epsilon,
-           stable_min=stable_min, severe_below=severe_below, tol=monotone_tol, **fw)
-point = escalation.run_tables(pred, ladders, TRAV, **RUN)
-boot = escalation.item_bootstrap(pred, lambda p: escalation.run_tables(p, ladders, TRAV, **RUN), n_boot, seed)
-rho_state = escalation.interval(escalation.rho_per_state, point, boot, ci)
-print(f"per state: Spearman rho = {rho_state[0]:.4f} [{rho_state[1]:.4f}, {rho_state[2]:.4f}] ({ci:.0%}), n = {len(point.states)} (paper ≈ 0.95)")
+RUN = dict(unit=UNIT, rci_weights=P.rci_weights, trci_weights=P.trci_weights, fail=P.fail_reading, eps=P.epsilon,
+           stable_min=P.stable_min, severe_below=P.severe_below, tol=P.monotone_tol, **fw)
+point = escalation.run_tables(pred, P.ladders, TRAV, **RUN)
+boot = escalation.item_bootstrap(pred, lambda p: escalation.run_tables(p, P.ladders, TRAV, **RUN), P.n_boot, P.seed)
+rho_state = escalation.interval(escalation.rho_per_state, point, boot, P.ci)
+print(f"per state: Spearman rho = {rho_state[0]:.4f} [{rho_state[1]:.4f}, {rho_state[2]:.4f}] ({P.ci:.0%}), "
+      f"n = {len(point.states)} (paper ≈ 0.95)")
 fig = escalation.figures.rank_correlation_heatmaps(rho_rci, rho_trci)
 figures.save(fig, NB_ID, "weighting-ablation-rank-correlations")
 plt.show()
@@ -522,7 +486,7 @@ plt.show()
 
 # %%
 lat = escalation.latent_instability(pred, list(TRAV.values()))
-warn = escalation.early_warnings(lat, threshold=warn_threshold)
+warn = escalation.early_warnings(lat, threshold=P.warn_threshold)
 warn_sum = escalation.warning_summary(warn)
 display(warn_sum.round(3))
 ex_w = escalation.warning_examples(warn, items, n=6)
@@ -544,12 +508,12 @@ if len(ex_w):
 # but the ground-truth check of the synthetic world.
 
 # %%
-perms = escalation.group_permutations(pred, lambda p: escalation.run_tables(p, ladders, TRAV, full=False, **RUN),
-                                      n_boot, seed) if pred.group.nunique() > 1 else []
+perms = escalation.group_permutations(pred, lambda p: escalation.run_tables(p, P.ladders, TRAV, full=False, **RUN),
+                                      P.n_boot, P.seed) if pred.group.nunique() > 1 else []
 obs = observations_table(escalation.checks_of_run(
     point, boot, perms, regimes[regimes.kind == "traversal"], warn, float(rho_trci.loc["equal", "no-spatial"]),
-    max_resid, acc_tol=acc_tol, index_gap=index_gap, direction_gap=direction_gap, monotone_tol=monotone_tol,
-    latent_rng=repro.rng("07.latent", seed), ci=ci) + [gt_check])
+    max_resid, acc_tol=P.acc_tol, index_gap=P.index_gap, direction_gap=P.direction_gap, monotone_tol=P.monotone_tol,
+    latent_rng=repro.rng("07.latent", P.seed), ci=P.ci) + [gt_check])
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 
@@ -592,7 +556,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # 1: the term only records that something flipped.
 
 # %%
-teaching.exercise_07_1(rci, fail_reading)
+teaching.exercise_07_1(rci, P.fail_reading)
 
 # %% [markdown]
 # ### Exercise 2: Removing D_spatial
@@ -607,7 +571,7 @@ teaching.exercise_07_1(rci, fail_reading)
 # every term is available: a prediction to get right, not a finding).
 
 # %%
-teaching.exercise_07_2(states, trci_weights)
+teaching.exercise_07_2(states, P.trci_weights)
 
 # %% [markdown]
 # ### Exercise 3: Break T-RCI's reading on purpose
@@ -622,4 +586,4 @@ teaching.exercise_07_2(states, trci_weights)
 # curves.
 
 # %%
-teaching.exercise_07_3(fill_table, fill)
+teaching.exercise_07_3(fill_table, P.fill)

@@ -1,18 +1,32 @@
 """Validation of notebook parameters.
 
-Every notebook's resolve cell calls :func:`check` (or :func:`check_list`) on each
-parameter, so a bad value stops the notebook at once with a message that names
-the parameter, what it got and what is allowed — before any work is done.
+A notebook's parameters cell holds plain literals (papermill overrides them); its
+resolve cell checks them all in one call, ``P = <analysis>.Params.resolve(globals())``,
+so a bad value stops the notebook at once with a message that names the parameter,
+what it got and what is allowed — before any work is done. The body then reads
+the checked values as ``P.<name>``.
+
+* :func:`check` and :func:`check_list` check one value;
+* :func:`one` and :func:`many` declare those checks as rules, whose options may
+  depend on parameters checked before (``hi=lambda p: p["stable_min"]``);
+* :class:`Params` is a notebook's checked parameters: a subclass declares its
+  ``RULES`` (name → rule, in the parameters cell's order), and the sweep
+  parameters that several notebooks share are declared once, in
+  :func:`vlmrobust.sweep.sweep_rules`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
-__all__ = ["ParameterError", "check", "check_list", "check_range"]
+__all__ = ["ParameterError", "Params", "Rule", "check", "check_list", "check_range", "many", "one"]
+
+#: A rule: ``rule(name, value, checked)`` returns the checked value or raises :class:`ParameterError`;
+#: ``checked`` holds the parameters checked before it, by name.
+Rule = Callable[[str, Any, Mapping[str, Any]], Any]
 
 
 class ParameterError(ValueError):
@@ -113,3 +127,59 @@ def check_list(
     if unique and len(set(map(repr, out))) != len(out):
         raise ParameterError(f"parameter {name!r} has repeated elements: {value!r}")
     return out
+
+
+def _options(options: Mapping[str, Any], checked: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v(checked) if callable(v) else v) for k, v in options.items()}
+
+
+def one(type_: type | tuple[type, ...], **options: Any) -> Rule:
+    """A rule for one value of ``type_``: :func:`check` with ``options`` (each may be a function of ``checked``)."""
+    return lambda name, value, checked: check(name, value, type_, **_options(options, checked))
+
+
+def many(item_type: type | tuple[type, ...], **options: Any) -> Rule:
+    """A rule for a list of ``item_type``: :func:`check_list` with ``options`` (each may be a function of ``checked``)."""
+    return lambda name, value, checked: check_list(name, value, item_type, **_options(options, checked))
+
+
+class Params:
+    """A notebook's checked parameters, read as attributes (``P.levels``) and fixed once resolved.
+
+    A subclass declares ``RULES``: parameter name → rule, in the parameters cell's order, each
+    checked after those above it (so a rule may read them). :meth:`resolve` takes the notebook's
+    namespace (``globals()``) and checks every declared parameter; the first bad one raises
+    :class:`ParameterError` naming it.
+    """
+
+    RULES: ClassVar[Mapping[str, Rule]] = {}
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_values", dict(values))
+
+    @classmethod
+    def resolve(cls, namespace: Mapping[str, Any]) -> Params:
+        """Check every parameter of ``RULES`` in ``namespace`` (a notebook's ``globals()``), in order."""
+        missing = [name for name in cls.RULES if name not in namespace]
+        if missing:
+            raise ParameterError(f"parameter(s) {missing} not defined: run the parameters cell first")
+        checked: dict[str, Any] = {}
+        for name, rule in cls.RULES.items():
+            checked[name] = rule(name, namespace[name], checked)
+        return cls(checked)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no parameter {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"parameters are fixed once resolved; change {name!r} in the parameters cell")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The checked values, by name, in the parameters cell's order."""
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"

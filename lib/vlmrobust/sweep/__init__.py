@@ -30,6 +30,7 @@ from .handoff import (
     predictions,
     resolve_models,
 )
+from .parameters import SWEEP_PARAMETERS, sweep_rules
 from .run import (
                   TIME_PARTS,
                   SweepResult,
@@ -43,7 +44,7 @@ from .run import (
 )
 from .spec import SCHEMA_VERSION, Shard, SweepSpec, plan
 
-__all__ = ["SCHEMA_VERSION", "TIME_PARTS", "Shard", "SweepFailed", "SweepResult", "SweepSpec",
+__all__ = ["SCHEMA_VERSION", "SWEEP_PARAMETERS", "TIME_PARTS", "Shard", "SweepFailed", "SweepResult", "SweepSpec",
            "check_executor", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "notebook_client",
            "predictions", "resolve_models", "default_corrupt", "default_depth",
-           "default_image", "default_param", "plan", "read_table", "run_shard", "run_sweep"]
+           "default_image", "default_param", "plan", "read_table", "run_shard", "run_sweep", "sweep_rules"]

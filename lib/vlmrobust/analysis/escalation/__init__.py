@@ -12,8 +12,9 @@
 * :mod:`.checks` and :mod:`.observations` — the paper's observations checked on a run;
 * :mod:`.figures` — the notebook's figures (Figs. 3–8, the fill figures and the heatmaps), from its small tables.
 
-The package is the notebook's one import: the functions and constants it uses are re-exported here flat
-(``escalation.cell_stats``, ``escalation.trci``, ``escalation.fragility_curves``, ...), and the figures are
+The package is the notebook's one import: :class:`Params` checks its parameters in one call, the
+functions and constants it uses are re-exported here flat (``escalation.cell_stats``, ``escalation.trci``,
+``escalation.fragility_curves``, ...), and the figures are
 ``escalation.figures.<fn>``.
 """
 
@@ -36,12 +37,13 @@ from .indices import FAIL_READINGS, TABLE_I_BOUND, rci, rci_notes, table_i, trci
 from .ladders import escalation_predictions, items_mean_colour, rung_images
 from .observations import accuracy_by_evidence, check_bottomup_hurts_more, checks_of_run
 from .paper_table import PAPER_TABLE_I, bound_fit, bound_residuals
+from .params import Params
 from .replicates import group_permutations, interval, item_bootstrap, run_tables
 from .taxonomy import CLASSES, classify, failures, taxonomy_counts
 
 __all__ = [
     "figures",  # the module of the notebook's figures
-    "CLASSES", "FAIL_READINGS", "PAPER_TABLE_I", "TABLE_I_BOUND", "ablation_scores", "accuracy_by_evidence",
+    "CLASSES", "FAIL_READINGS", "Params", "PAPER_TABLE_I", "TABLE_I_BOUND", "ablation_scores", "accuracy_by_evidence",
     "affine_residual", "bound_fit", "bound_residuals", "cell_stats", "check_bottomup_hurts_more", "checks_of_run",
     "classify", "curve_regimes", "early_warnings", "escalation_predictions", "evidence_lost_share", "failures",
     "fill_comparison", "fragility_curves", "group_permutations", "interval", "item_bootstrap", "items_mean_colour",
