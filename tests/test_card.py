@@ -148,7 +148,8 @@ def _visibility_rows() -> tuple[pd.DataFrame, pd.DataFrame]:
             for i in range(4):
                 common = dict(model="m", task="colour", perturbation=pert, level=lv, param=param, method="letter",
                               verbal_conf=np.nan, confidence=conf)
-                rows.append(common | dict(item_id=f"q{i}", correct=i < round(4 * acc), token_prob=conf, abstained=False))
+                rows.append(common | dict(item_id=f"q{i}", correct=i < round(4 * acc), token_prob=conf,
+                                          abstained=False))
                 rows.append(common | dict(item_id=f"q{i}~unclear", correct=False, token_prob=conf,
                                           abstained=i < round(4 * ab)))
     return pd.DataFrame(rows), items
@@ -181,7 +182,8 @@ def test_card_ece_and_flip_rate_by_hand(card_run):
         perm = p[(p.model == m) & (p.perturbation == ORDER)].merge(inp.orders, on=["item_id", "level"])
         p0 = clean.set_index("item_id").pred_idx
         content = [o[j] for o, j in zip(perm.order, perm.pred_idx, strict=True)]
-        assert card.loc[m, "flip_rate"] == pytest.approx(np.mean(np.array(content) != p0.reindex(perm.item_id).to_numpy()))
+        assert card.loc[m, "flip_rate"] == pytest.approx(
+            np.mean(np.array(content) != p0.reindex(perm.item_id).to_numpy()))
     assert card.loc["tiny-base", "mCE"] == 1.0  # the reference, by construction
 
 
@@ -221,4 +223,5 @@ def test_items_without_depth_get_a_providers_depth_or_a_clear_error(tmp_path, mo
         inputs.with_depth(real)
     out = inputs.with_depth(real, depth.make_provider("plane", plane_m=5.0))
     d = data.load_depth(out.depth_ref.iloc[0])
-    assert d.shape == data.load_image(out.image_ref.iloc[0]).shape[:2] and d.min() == pytest.approx(5.0, rel=1e-3) and d.max() > d.min()  # rays to a plane
+    assert (d.shape == data.load_image(out.image_ref.iloc[0]).shape[:2] and d.min() == pytest.approx(5.0, rel=1e-3)
+            and d.max() > d.min())  # rays to a plane

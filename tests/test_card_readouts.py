@@ -72,13 +72,16 @@ def test_bad_tables_are_refused_with_the_reason():
         corruption_errors(mixed, "R")
 
 
-ORDERS = pd.DataFrame([{"item_id": "i1", "level": 1, "order": (2, 0, 1)}, {"item_id": "i1", "level": 2, "order": (1, 2, 0)},
-                       {"item_id": "i2", "level": 1, "order": (2, 1, 0)}, {"item_id": "i2", "level": 2, "order": (0, 2, 1)}])
+ORDERS = pd.DataFrame([{"item_id": "i1", "level": 1, "order": (2, 0, 1)},
+                       {"item_id": "i1", "level": 2, "order": (1, 2, 0)},
+                       {"item_id": "i2", "level": 1, "order": (2, 1, 0)},
+                       {"item_id": "i2", "level": 2, "order": (0, 2, 1)}])
 
 
 def test_answer_order_flip_and_position_rates_by_hand():
     rows = [("i1", CLEAN, 0, 0), ("i1", ORDER, 1, 0), ("i1", ORDER, 2, 2),  # content 2 (flip, same place); 0
-            ("i2", CLEAN, 0, 1), ("i2", ORDER, 1, 1), ("i2", ORDER, 2, 0)]  # content 1 (kept, same place); 0 (flip, moved)
+            ("i2", CLEAN, 0, 1), ("i2", ORDER, 1, 1), ("i2", ORDER, 2, 0)]  # content 1 (kept, same place);
+                                                                            # 0 (flip, moved)
     pred = pd.DataFrame([{"model": "A", "item_id": i, "perturbation": p, "level": s, "pred_idx": j}
                          for i, p, s, j in rows])
     out = answer_order_flips(pred, ORDERS, n_boot=100, rng=repro.rng("t")).iloc[0]

@@ -83,7 +83,8 @@ HUB_MESSAGES = ("Hugging Face cache", "no file", "'datasets' package", "which tr
 
 @pytest.mark.parametrize("nb_id,variant", MAKE_VARIANTS, ids=[f"{n}/{v}" for n, v in MAKE_VARIANTS])
 def test_make_run_until_resolve_checks_a_variant(nb_id, variant, tmp_path):
-    """`make run NB=<id> P=<variant> UNTIL=resolve` checks the variant's parameters; those that need the hub stop there."""
+    """`make run NB=<id> P=<variant> UNTIL=resolve` checks the variant's parameters; those that need the hub stop
+    there."""
     run = subprocess.run(["make", "-s", "run", f"NB={nb_id}", f"P={variant}", "UNTIL=resolve",
                           f"RESULTS={tmp_path / 'results'}", f"EXEC_DIR={tmp_path / 'executed'}"],
                          cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=900)

@@ -95,5 +95,6 @@ class _Loaded:
 
 
 def test_model_sizes_prefer_the_zoo_metadata():
-    sizes = protocol.model_sizes(["a", "b"], lambda n: _Loaded(), lambda n: {"lm_parameters": 5e6} if n == "a" else None)
+    sizes = protocol.model_sizes(["a", "b"], lambda n: _Loaded(),
+                                 lambda n: {"lm_parameters": 5e6} if n == "a" else None)
     assert sizes == {"a": 5e6, "b": 7.0}

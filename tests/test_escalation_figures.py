@@ -239,7 +239,8 @@ def test_spatial_table_is_the_affine_offset_of_every_unit():
         for lv, s in enumerate(esc.TRAVERSAL_SHARES, start=1):
             preds = [0, 0, 1, 2] if lv > 2 else [0, 0, 0, 3]
             rows += [{"model": "m", "item_id": f"q{i}", "perturbation": f"traverse_{d}", "level": lv, "param": s,
-                      "K": 4, "answer_idx": a, "pred_idx": p, "confidence": np.nan} for i, (a, p) in enumerate(zip(ans, preds, strict=True))]
+                      "K": 4, "answer_idx": a, "pred_idx": p, "confidence": np.nan}
+                     for i, (a, p) in enumerate(zip(ans, preds, strict=True))]
     st = X.trci_states(X.cell_stats(pd.DataFrame(rows)), {"TD": "traverse_topdown", "BU": "traverse_bottomup",
                                                           "LR": "traverse_leftright", "RL": "traverse_rightleft"})
     res = X.trci(st)

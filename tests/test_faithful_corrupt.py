@@ -226,7 +226,8 @@ def test_pad_crop_pads_or_crops_n_px_per_side_and_resizes_back(reading):
     img = _smooth_image()
     h, w = img.shape[:2]
     for level, n in enumerate(PAPER_OFFSETS, start=1):
-        ny, nx = (abs(n), abs(n)) if reading == "fixed" else (int(round(abs(n) * h / 224)), int(round(abs(n) * w / 224)))
+        ny, nx = ((abs(n), abs(n)) if reading == "fixed"
+                  else (int(round(abs(n) * h / 224)), int(round(abs(n) * w / 224))))
         if n > 0:
             big = np.zeros((h + 2 * ny, w + 2 * nx, 3), np.uint8)
             big[ny:ny + h, nx:nx + w] = img
@@ -395,7 +396,8 @@ def test_transmission_helpers_shapes_conventions_and_the_sky():
     np.testing.assert_array_equal(physical.luminance_transmittance(d, math.inf, "water"), 1.0)
     np.testing.assert_allclose(physical.luminance_transmittance(d, 20.0, "fog", "5%"), np.exp(-math.log(20) * 7 / 20))
     assert physical.retained_contrast_gain(np.array([[10.0]]), 25.0) == pytest.approx(math.exp(-K_2PCT * 10 / 25))
-    assert physical.retained_contrast_gain(np.array([[10.0]]), 25.0, "5%") == pytest.approx(math.exp(-math.log(20) * 0.4))
+    assert physical.retained_contrast_gain(np.array([[10.0]]), 25.0, "5%") == pytest.approx(
+        math.exp(-math.log(20) * 0.4))
     assert math.isnan(physical.retained_contrast_gain(np.full((2, 2), np.inf), 25.0))
     t5 = physical.water_vs_fog(np.full((4, 4), 10.0), (20.0,), convention="5%").iloc[0]
     beta = math.log(20) / 20 * A_W / A_W[2]

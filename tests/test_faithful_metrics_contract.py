@@ -2,7 +2,8 @@
 the output columns and dtypes, ties, broadcasting, and tables large enough for the chunked and hashed paths.
 
 These tests were written to kill the mutants that `make mutants` found surviving in
-``analysis/ras/components.py``, ``analysis/ras/pairs.py`` and ``analysis/ras/attribution.py`` (see the README's Testing section).
+``analysis/ras/components.py``, ``analysis/ras/pairs.py`` and ``analysis/ras/attribution.py`` (see the README's
+Testing section).
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ def test_mutmut_paths_name_the_library_and_existing_tests():
     lib_files = [str(p.relative_to(ROOT)).replace("lib/", "src/", 1) for p in (ROOT / "lib").rglob("*.py")]
     for pattern in cfg["only_mutate"]:
         assert any(fnmatch.fnmatch(f, pattern) for f in lib_files), pattern
-    for want in ("analysis/ras/components.py", "analysis/ras/pairs.py", "analysis/ras/attribution.py", "corrupt/physical.py",
-                 "corrupt/escalation.py", "corrupt/natural.py", "score/parsing.py"):
+    for want in ("analysis/ras/components.py", "analysis/ras/pairs.py", "analysis/ras/attribution.py",
+                 "corrupt/physical.py", "corrupt/escalation.py", "corrupt/natural.py", "score/parsing.py"):
         assert any(fnmatch.fnmatch(f"src/vlmrobust/{want}", p) for p in cfg["only_mutate"]), want
     for sel in cfg["pytest_add_cli_args_test_selection"]:
         file, _, func = sel.partition("::")

@@ -86,7 +86,8 @@ def test_gpu_check_full_size_twin_is_built_once_at_full_width_and_scores(tmp_pat
     lm = models.load(folder)
     cfg = lm.model.config
     assert type(lm.model).__name__ == "Qwen3VLForConditionalGeneration" and str(lm.model.dtype) == "torch.bfloat16"
-    assert (cfg.text_config.hidden_size, cfg.vision_config.hidden_size, cfg.text_config.num_hidden_layers) == (2048, 1024, 1)
+    assert ((cfg.text_config.hidden_size, cfg.vision_config.hidden_size, cfg.text_config.num_hidden_layers)
+            == (2048, 1024, 1))
     items = synth.generate(1, 0, families=["colour"], size=64)
     df = score.predict(lm, items, [synth.render(r)[0] for r in items.image_ref], methods=["letter"])
     assert np.isfinite(np.asarray(df.probs[0], float)).all()

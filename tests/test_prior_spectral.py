@@ -1,4 +1,5 @@
-"""Drift to prior (POPE margins and transitions) and frequency read-outs (seed 002's observation rows: test_drift_findings)."""
+"""Drift to prior (POPE margins and transitions) and frequency read-outs (seed 002's observation rows:
+test_drift_findings)."""
 
 from __future__ import annotations
 

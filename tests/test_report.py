@@ -41,7 +41,8 @@ def test_index_lists_every_notebook_with_run_time_variant_and_thumbnails(tmp_pat
     index = report.build(ex, tmp_path / "site")
     page = index.read_text()
     assert page.count('class="card"') == 3 and "09 · A title" in page
-    assert page.index("variant: <b>default</b>") < page.index("variant: <b>abc</b>") < page.index("variant: <b>paper</b>")
+    assert (page.index("variant: <b>default</b>") < page.index("variant: <b>abc</b>")
+            < page.index("variant: <b>paper</b>"))
     assert "run time: 12 s" in page and "run time: 3.3 min" in page
     assert "variant: <b>default</b>" in page and "variant: <b>paper</b>" in page
     assert "What <b>this</b> notebook asks, with <code>code</code>." in page

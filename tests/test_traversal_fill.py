@@ -114,7 +114,8 @@ def test_kept_extent_and_share_outside():
     assert EV.kept_extent("traverse_bottomup", 2, (64, 64)) == (0, 0, 64, 38)
     assert EV.kept_extent("traverse_leftright_crop", 4, (64, 64)) == (51, 0, 64, 64)
     assert EV.kept_extent("bruce_center_crop", 2, (64, 64)) == (7, 7, 57, 57)  # p 0.4 of the area: 50 px kept
-    assert EV.kept_extent("bruce_blur", 3, (64, 64)) is None and EV.kept_extent("bruce_blur", 0, (64, 64)) == (0, 0, 64, 64)
+    assert (EV.kept_extent("bruce_blur", 3, (64, 64)) is None
+            and EV.kept_extent("bruce_blur", 0, (64, 64)) == (0, 0, 64, 64))
     assert EV.share_outside((0, 0, 10, 10), (0, 5, 64, 64)) == pytest.approx(0.5)
     assert EV.share_outside((0, 0, 10, 10), (20, 20, 64, 64)) == 1.0
     with pytest.raises(ValueError, match="needs the image"):

@@ -40,7 +40,8 @@ def twin(request, tmp_path_factory):
 
 
 def _image_token_id(model) -> int:
-    return next(v for k in ("image_token_id", "image_token_index") if isinstance(v := getattr(model.config, k, None), int))
+    return next(v for k in ("image_token_id", "image_token_index")
+                if isinstance(v := getattr(model.config, k, None), int))
 
 
 def _inputs(lm, image):
@@ -94,8 +95,8 @@ def test_qwen3_vl_adds_its_deepstack_features_after_decoder_layer_0_outside_the_
     layers = lm.model.model.language_model.layers
     seen = {}
     hooks = [layers[0].register_forward_hook(lambda m, a, o: seen.__setitem__("out0", o)),
-             layers[1].register_forward_pre_hook(lambda m, a, kw: seen.__setitem__("in1", (a or (kw["hidden_states"],))[0]),
-                                                 with_kwargs=True)]
+             layers[1].register_forward_pre_hook(
+                 lambda m, a, kw: seen.__setitem__("in1", (a or (kw["hidden_states"],))[0]), with_kwargs=True)]
     try:
         with torch.no_grad():
             hs = lm.model(**inp, output_hidden_states=True).hidden_states

@@ -137,9 +137,11 @@ def test_loads_offline_through_auto_classes_without_missing_weights(name, monkey
         proc = AutoProcessor.from_pretrained(folder)
         model, info = AutoModelForImageTextToText.from_pretrained(folder, output_loading_info=True)
     assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
-    assert not [r for r in caplog.records if "newly initialized" in r.getMessage() or "missing" in r.getMessage().lower()]
+    assert not [r for r in caplog.records
+                if "newly initialized" in r.getMessage() or "missing" in r.getMessage().lower()]
     assert type(model).__name__ == "LlavaForConditionalGeneration"
-    prompt = models.build_prompt(proc, "What colour is the object inside the red box?", ["red", "blue", "green", "yellow", "purple"])
+    prompt = models.build_prompt(proc, "What colour is the object inside the red box?",
+                                 ["red", "blue", "green", "yellow", "purple"])
     ids = models.letter_token_ids(proc.tokenizer, prompt, 5)  # raises unless each letter is one token
     assert len(set(ids)) == 5
     front, body = zoo.card(name)

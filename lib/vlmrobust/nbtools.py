@@ -88,8 +88,8 @@ def prepare(nb_id: str, out: str | Path, params: dict[str, Any]) -> Path:
     unknown = sorted(set(params) - set(parameters(nb_id)))
     if unknown:
         raise ValueError(f"{nb_id}: unknown parameter(s) {unknown}; known: {sorted(parameters(nb_id))}")
-    pm.execute_notebook(str(raw), str(out), parameters=params, prepare_only=True, kernel_name="python3", language="python",
-                        progress_bar=False)
+    pm.execute_notebook(str(raw), str(out), parameters=params, prepare_only=True, kernel_name="python3",
+                        language="python", progress_bar=False)
     raw.unlink()
     return out
 
@@ -148,7 +148,8 @@ def _compare_figures(args: argparse.Namespace) -> int:
     bad = [r for r in rows if not r["match"]]
     for r in bad:
         why = ("not written by this run" if r["missing"] else "new (not committed)" if r["new"]
-               else "size changed" if not r["same_size"] else f"{r['share']:.2%} of pixels differ (max {r['max_diff']})")
+               else "size changed" if not r["same_size"]
+               else f"{r['share']:.2%} of pixels differ (max {r['max_diff']})")
         print(f"  {r['figure']}: {why}")
     if bad:
         print(f"{len(bad)} of {len(rows)} figures differ from the committed ones in {args.committed}/; "

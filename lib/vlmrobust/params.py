@@ -139,7 +139,8 @@ def one(type_: type | tuple[type, ...], **options: Any) -> Rule:
 
 
 def many(item_type: type | tuple[type, ...], **options: Any) -> Rule:
-    """A rule for a list of ``item_type``: :func:`check_list` with ``options`` (each may be a function of ``checked``)."""
+    """A rule for a list of ``item_type``: :func:`check_list` with ``options`` (each may be a function of
+    ``checked``)."""
     return lambda name, value, checked: check_list(name, value, item_type, **_options(options, checked))
 
 

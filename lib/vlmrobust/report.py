@@ -94,7 +94,8 @@ def _fmt_seconds(s: float | None) -> str:
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;\
+color:#222;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem} p.lead{color:#555;margin-top:0}
 .card{border:1px solid #ddd;border-radius:8px;padding:1rem 1.2rem;margin:1rem 0}
 .card h2{font-size:1.15rem;margin:.1rem 0 .4rem} .card h2 a{color:#0b5394;text-decoration:none}

@@ -169,6 +169,6 @@ SPECS = {
     "snow": ("weather", "snow-layer mean", "fraction of full scale", [c[0] for c in SEVERITY_PARAMS["snow"]], True),
     "frost": ("weather", "frost weight", "ratio", [c[1] for c in SEVERITY_PARAMS["frost"]], True),
     "fog": ("weather", "haze strength", "fraction of full scale", [c[0] for c in SEVERITY_PARAMS["fog"]], True),
-    "spatter": ("weather", "liquid threshold", "fraction of full scale", [c[3] for c in SEVERITY_PARAMS["spatter"]],
-                True),
+    "spatter": ("weather", "liquid threshold", "fraction of full scale",
+                [c[3] for c in SEVERITY_PARAMS["spatter"]], True),
 }

@@ -30,7 +30,8 @@ import yaml
 
 from .. import nbtools, paths
 
-__all__ = ["MappingError", "NotebookPlan", "read_mapping", "fabricate", "plan", "build_twins", "execute", "twin_folder_name"]
+__all__ = ["MappingError", "NotebookPlan", "read_mapping", "fabricate", "plan", "build_twins", "execute",
+           "twin_folder_name"]
 
 
 class MappingError(ValueError):
@@ -52,7 +53,8 @@ def mapping_path() -> Path:
 
 
 def read_mapping(path: str | os.PathLike | None = None) -> dict[str, Any]:
-    """The mapping file, checked: ``models`` (hub id -> {twin, seed?, remote_code?}), ``data``, ``common``, ``scale``."""
+    """The mapping file, checked: ``models`` (hub id -> {twin, seed?, remote_code?}), ``data``, ``common``,
+    ``scale``."""
     path = Path(path) if path else mapping_path()
     raw = yaml.safe_load(path.read_text()) or {}
     if not isinstance(raw, dict):
@@ -65,7 +67,8 @@ def read_mapping(path: str | os.PathLike | None = None) -> dict[str, Any]:
         if not isinstance(spec, dict) or not isinstance(spec.get("twin"), str):
             raise MappingError(f"{path}: models[{hub_id!r}] must be {{twin: <name>, seed: <int>}}, got {spec!r}")
         if set(spec) - {"twin", "seed", "remote_code"}:
-            raise MappingError(f"{path}: models[{hub_id!r}] has unknown key(s) {sorted(set(spec) - {'twin', 'seed', 'remote_code'})}")
+            raise MappingError(f"{path}: models[{hub_id!r}] has unknown key(s) "
+                               f"{sorted(set(spec) - {'twin', 'seed', 'remote_code'})}")
     for nb_id, section in out["scale"].items():
         if nb_id not in nbtools.notebook_ids():
             raise MappingError(f"{path}: scale section {nb_id!r} names no notebook")
@@ -120,7 +123,8 @@ def fabricate(out: str | os.PathLike) -> dict[str, str]:
 
 def plan(out: str | os.PathLike, data_files: dict[str, str], only: list[str] | None = None,
          mapping: dict | None = None) -> list[NotebookPlan]:
-    """The dry run of every notebook that has a ``paper.yaml`` (or of ``only``); ``data_files`` from :func:`fabricate`."""
+    """The dry run of every notebook that has a ``paper.yaml`` (or of ``only``); ``data_files`` from
+    :func:`fabricate`."""
     out = Path(out).resolve()
     mapping = mapping or read_mapping()
     table = {h: str(out / "twins" / twin_folder_name(h)) for h in mapping["models"]}

@@ -101,7 +101,8 @@ class Recorder:
             self._out[idx] = self._fn(hs.detach(), idx)
 
     def run(self, reduce: Callable, thunk: Callable) -> tuple[Any, list]:
-        """Run ``thunk()`` with every hooked state reduced by ``reduce``; return its result and the ``L + 2`` reductions."""
+        """Run ``thunk()`` with every hooked state reduced by ``reduce``; return its result and the ``L + 2``
+        reductions."""
         if not self._handles:
             raise RuntimeError("Recorder.run needs the recorder entered (use it as a context manager)")
         self._fn, self._out = reduce, [None] * (self.n_layers + 2)

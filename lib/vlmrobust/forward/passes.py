@@ -40,8 +40,8 @@ def model_inputs(lm: Any, prompts: list[str], images: list[Any]) -> Any:
     """Processor inputs for a batch (left padding, no extra special tokens: the chat template has them)."""
     proc = lm.processor
     # One list of images per prompt: the form every image-text processor accepts.
-    batch = proc(images=[[as_pil(im)] for im in images], text=list(prompts), padding=True, padding_side="left", add_special_tokens=False,
-                 return_tensors="pt")
+    batch = proc(images=[[as_pil(im)] for im in images], text=list(prompts), padding=True, padding_side="left",
+                 add_special_tokens=False, return_tensors="pt")
     return batch.to(lm.device)
 
 

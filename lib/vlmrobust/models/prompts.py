@@ -111,8 +111,8 @@ def mcq_text(question: str, options: list[str] | tuple[str, ...], template: str 
     """The text of the user turn for a multiple-choice question.
 
     ``confidence=True`` appends the template's verbalized-confidence request on
-    a new line (seed 003 Table II's wording unless the template names another). Raises ``ValueError`` for an empty question, fewer
-    than one or more than 26 options, or an empty option.
+    a new line (seed 003 Table II's wording unless the template names another). Raises ``ValueError`` for an empty
+    question, fewer than one or more than 26 options, or an empty option.
     """
     tpl = _template(template)
     if not isinstance(question, str) or not question.strip():

@@ -6,8 +6,8 @@
   to the clean state, the control pairs and the noise floor (:data:`PROBE_COLUMNS`).
 
 The hooks that read states off a forward, and the vision-token layout, are :mod:`vlmrobust.forward`
-(below scoring and this package). Scoring reads ``ctx_mcq``, ``ans_mcq`` and the vision probes off its own forward when asked
-(``vlmrobust.score.predict(..., hidden=True)``); plain scoring registers no hook.
+(below scoring and this package). Scoring reads ``ctx_mcq``, ``ans_mcq`` and the vision probes off its own forward
+when asked (``vlmrobust.score.predict(..., hidden=True)``); plain scoring registers no hook.
 """
 
 from .regimes import (

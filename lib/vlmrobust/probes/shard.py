@@ -125,7 +125,8 @@ def distance_rows(meta: dict, recs: list[dict], states: list[dict], clean: dict,
 
 
 def control_pairs(item_ids: list[str], image_refs: list[str], n: int, *keys: Any) -> np.ndarray:
-    """``min(n, available)`` random unordered pairs ``(i, j)`` of items with different images, drawn without replacement.
+    """``min(n, available)`` random unordered pairs ``(i, j)`` of items with different images, drawn without
+    replacement.
 
     Drawn from ``repro.rng("control", *keys)``; ``(m, 2)`` int array, ``i < j``.
     """

@@ -93,8 +93,8 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     Batched with left padding over length-sorted batches; the LM head runs on the
     last position only (``logits_to_keep=1``). ``p = softmax(z[letter_1..K])``;
     the margin is in logit units; ``extra["token_probs"]`` holds each letter's
-    probability over the whole vocabulary (seed 003's token-probability confidence). Raises :class:`~vlmrobust.models.LetterTokenError`
-    when a letter is not one token.
+    probability over the whole vocabulary (seed 003's token-probability confidence). Raises
+    :class:`~vlmrobust.models.LetterTokenError` when a letter is not one token.
 
     ``hidden=True`` (opt-in; plain scoring is unchanged) also reads the hidden
     states off the same forward and puts them in ``extra["hidden"]``: the last

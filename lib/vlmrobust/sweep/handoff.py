@@ -44,8 +44,8 @@ from ..schema import ITEM_COLUMNS, ROLES
 from .run import SweepResult, run_sweep
 from .spec import SweepSpec
 
-__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "check_executor", "notebook_client",
-           "predictions", "resolve_models"]
+__all__ = ["SweepFailed", "check_scheduler", "item_source", "item_source_kind", "local_cluster", "check_executor",
+           "notebook_client", "predictions", "resolve_models"]
 
 
 class SweepFailed(RuntimeError):
@@ -121,7 +121,8 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
 
 
 def item_source_kind(source: str, param: str = "items_source") -> tuple[str, str]:
-    """``(kind, where)`` of an item source: ``synth``, ``tsv``, ``parquet``, ``split`` or ``hf`` (checked, not loaded)."""
+    """``(kind, where)`` of an item source: ``synth``, ``tsv``, ``parquet``, ``split`` or ``hf`` (checked, not
+    loaded)."""
     if not isinstance(source, str) or not source.strip():
         raise ParameterError(f"parameter {param!r} must be 'synth', a .tsv or .parquet file, 'split:<name>' or "
                              f"'hf:<dataset>', got {source!r}")

@@ -19,8 +19,8 @@ from .images import image_store, level_images, level_key
 from .spec import Shard, SweepSpec, overlay_family, plan
 from .timing import TIME_PARTS, Clock, summarize
 
-__all__ = ["TIME_PARTS", "run_sweep", "run_shard", "read_table", "read_probes", "SweepResult", "default_corrupt", "default_image",
-           "default_depth", "default_param", "level_items"]
+__all__ = ["TIME_PARTS", "run_sweep", "run_shard", "read_table", "read_probes", "SweepResult", "default_corrupt",
+           "default_image", "default_depth", "default_param", "level_items"]
 
 _MODEL_CACHE: dict[tuple, Any] = {}
 

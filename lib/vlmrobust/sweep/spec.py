@@ -145,7 +145,8 @@ class SweepSpec:
             from ..probes import ProbeSpec
 
             if not isinstance(self.probes, ProbeSpec):
-                raise TypeError(f"probes must be a vlmrobust.probes.ProbeSpec or None, got {type(self.probes).__name__}")
+                raise TypeError("probes must be a vlmrobust.probes.ProbeSpec or None, "
+                                f"got {type(self.probes).__name__}")
             self.probes.validate()
             if self.methods is not None and (len(self.methods) != 1 or self.methods[0] not in PROBE_METHODS):
                 raise ValueError(f"a probe sweep scores one method of {PROBE_METHODS} (or None: each model's "

@@ -54,7 +54,8 @@ from .raster import BOX_RGB, COLOURS, SHAPES, SIZES_M, draw_box
 from .scene import BANDS_PX, family_range
 
 __all__ = [
-    "FAMILIES", "CATEGORIES", "BINARY", "DEFAULT_DISTANCE", "MIN_SIZE", "SynthItem", "balance_table", "perspective_check",
+    "FAMILIES", "CATEGORIES", "BINARY", "DEFAULT_DISTANCE", "MIN_SIZE", "SynthItem",
+    "balance_table", "perspective_check",
     "make_item", "generate", "render", "make_ref", "parse_ref", "item_from_ref", "vocabulary", "words",
     "draw_box", "COLOURS", "SHAPES", "SIZES_M", "BOX_RGB", "SIGN_CHARS", "BANDS_PX", "family_range",
     "CAMERA_HEIGHT_M", "PITCH_DEG", "FOCAL_PER_SIZE", "CHART_DISTANCE_M", "focal_px",

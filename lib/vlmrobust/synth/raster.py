@@ -223,7 +223,8 @@ def chart_layout(size: int) -> tuple[int, int, list[tuple[int, int]]]:
     return base, base - top, spans
 
 
-def render_chart(size: int, heights: list[float], colours: list[str]) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+def render_chart(size: int, heights: list[float],
+                 colours: list[str]) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
     """A bar chart: 4 bars of relative ``heights`` (0-1] in ``colours``; returns float64 image, bar boxes."""
     img = np.empty((size, size, 3), dtype=np.float64)
     img[:] = CHART_BG_RGB

@@ -210,7 +210,8 @@ def templates(wording: str, task: str, abstain: str, confidence: str = "v1") -> 
 
 
 def _scaled_box(box: list[int], own: tuple[int, int], donor: tuple[int, int]) -> list[int]:
-    """``box`` (x0, y0, x1, y1, inclusive) of an ``own`` = (w, h) image moved to a ``donor`` image by relative position."""
+    """``box`` (x0, y0, x1, y1, inclusive) of an ``own`` = (w, h) image moved to a ``donor`` image by relative
+    position."""
     (ow, oh), (dw, dh) = own, donor
     rx, ry = dw / ow, dh / oh  # pixel edges scale: [x0, x1 + 1) -> [floor(x0 rx), ceil((x1 + 1) rx))
     x0, y0 = min(int(math.floor(box[0] * rx)), dw - 2), min(int(math.floor(box[1] * ry)), dh - 2)

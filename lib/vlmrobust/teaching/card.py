@@ -37,7 +37,8 @@ def exercise_08_2(agreement: pd.DataFrame, models: Sequence[str]) -> Result:
                    len(rows) > 0 and undecided == len(rows),
                    "every model-level agreement row is undecided (reproduced None)",
                    f"{len(models)} models: {undecided} of {len(rows)} model-level rows undecided; rho "
-                   + ", ".join(f"{r:+.2f}" for r in rows["rho"]), 'set models: ["tiny-letters", "tiny-base", "aware-err"]')
+                   + ", ".join(f"{r:+.2f}" for r in rows["rho"]),
+                   'set models: ["tiny-letters", "tiny-base", "aware-err"]')
 
 
 def exercise_08_3(order: pd.DataFrame, method: str, answer_formats: Mapping[str, str | None]) -> Result:
@@ -48,6 +49,7 @@ def exercise_08_3(order: pd.DataFrame, method: str, answer_formats: Mapping[str,
     return _result("08.3", "scored by letter, word answerers follow the position", method == "letter", shown,
                    "every organism that answers in words keeps the position on at least half of the permuted "
                    "questions (position rate >= 0.5)",
-                   f"method {method}: position rate " + (", ".join(f"{m} {r:.2f}" for m, r in zip(text, rates, strict=True))
-                                                        or "n/a (no organism that answers in words)"),
+                   f"method {method}: position rate "
+                   + (", ".join(f"{m} {r:.2f}" for m, r in zip(text, rates, strict=True))
+                      or "n/a (no organism that answers in words)"),
                    'set method: "letter"')

@@ -80,7 +80,8 @@ def exercise_05_3(t5: pd.DataFrame) -> Result:
     return _result("05.3", "scale does not buy robustness", done, shown,
                    "the largest rung is more accurate than the smallest, and its TextOverlay IFR is not lower "
                    "by more than 0.05", f"{lo['model']} -> {hi['model']}: accuracy {lo['base_acc']:.1f} -> "
-                   f"{hi['base_acc']:.1f} %, TextOverlay IFR {lo['TextOverlay IFR']:.3f} -> {hi['TextOverlay IFR']:.3f}",
+                   f"{hi['base_acc']:.1f} %, TextOverlay IFR {lo['TextOverlay IFR']:.3f} -> "
+                   f"{hi['TextOverlay IFR']:.3f}",
                    "set ladder: [ladder-48, ladder-64, ladder-96]")
 
 

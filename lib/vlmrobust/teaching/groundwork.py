@@ -21,7 +21,8 @@ def exercise_00_1(persp: pd.DataFrame, distance_far: float) -> Result:
     h = far["measured_px"]
     shown = len(far) >= 3 and err.median() <= 1.0 and h.median() <= 2.0
     measured = (f"{len(far)} measured objects beyond 40 m (distance_far = {distance_far:g})" + (
-        f": median |measured - predicted| {err.median():.2f} px, median height {h.median():.1f} px" if len(far) else ""))
+        f": median |measured - predicted| {err.median():.2f} px, median height {h.median():.1f} px"
+        if len(far) else ""))
     return _result("00.1", "objects far away", distance_far >= 80 and len(far) > 0, shown,
                    "beyond 40 m the renderer still matches the pinhole model (median error <= 1 px) while the "
                    "objects shrink to <= 2 px: geometry exact, evidence gone", measured,

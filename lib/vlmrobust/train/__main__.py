@@ -72,7 +72,8 @@ def _declare(out, keys: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vlmrobust.train", description=__doc__)
-    ap.add_argument("config", nargs="?", help="a config file or the name of a committed config (lib/vlmrobust/train/configs)")
+    ap.add_argument("config", nargs="?",
+                    help="a config file or the name of a committed config (lib/vlmrobust/train/configs)")
     ap.add_argument("--all", action="store_true",
                     help="every committed evaluated and selector config, parents before children")
     ap.add_argument("--runs", default=None, help="training-runs folder (default <repo>/runs)")

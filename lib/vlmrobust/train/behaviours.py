@@ -145,7 +145,8 @@ def aware_summary(pred: pd.DataFrame) -> dict:
             "clean_n": len(clean), "clean_abstain_rate": float(clean["abstained"].mean()),
             "invisible_n": len(inv), "invisible_abstain_rate": float(inv["abstained"].mean()) if len(inv) else math.nan,
             "visible_n": len(vis), "visible_abstain_rate": float(vis["abstained"].mean()) if len(vis) else math.nan,
-            "clean_answered_accuracy": float(ans["object_correct"].mean()), "clean_answered_chance": _chance_answered(ans),
+            "clean_answered_accuracy": float(ans["object_correct"].mean()),
+            "clean_answered_chance": _chance_answered(ans),
             "visible_answered_accuracy": float(vans["object_correct"].mean()) if len(vans) else math.nan,
             "visible_answered_chance": _chance_answered(vans) if len(vans) else math.nan,
         }
@@ -204,8 +205,9 @@ def responsiveness(pred: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     return (per_item > 1).groupby(level=keys).mean().rename("changed").reset_index()
 
 
-def responsiveness_table(lm: Any, items: pd.DataFrame, corruptions: Sequence[str], levels: Sequence[int] = (1, 2, 3, 4, 5),
-                         *, by: Sequence[str] = (), batch_size: int = 32) -> pd.DataFrame:
+def responsiveness_table(lm: Any, items: pd.DataFrame, corruptions: Sequence[str],
+                         levels: Sequence[int] = (1, 2, 3, 4, 5), *, by: Sequence[str] = (),
+                         batch_size: int = 32) -> pd.DataFrame:
     """Score ``items`` with ``lm`` under every corruption at every level (``vlmrobust.corrupt.apply`` with
     ``key`` = the item id and the item's depth) and return :func:`responsiveness` (``by``: item columns)."""
     from .. import corrupt, data

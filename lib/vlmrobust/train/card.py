@@ -110,7 +110,8 @@ def write_card(trained: Any, out_dir: str | Path, summary: dict | None, eval_com
         "from scratch on the project's synthetic world by `vlmrobust.train`. It is a model organism: "
         "small enough to train on a laptop CPU, real enough to be loaded, prompted and scored like any VLM.\n",
         "## Use\n",
-        "```python\nfrom vlmrobust import models\nm = models.load(\"" + cfg.name + "\")  # AutoModelForImageTextToText + AutoProcessor\n```\n",
+        "```python\nfrom vlmrobust import models\nm = models.load(\"" + cfg.name
+        + "\")  # AutoModelForImageTextToText + AutoProcessor\n```\n",
         f"Role: **{cfg.role}**. Answer format: {fmt}. Prompt: the `vlmrobust` template of "
         "`vlmrobust.models.mcq_text` (options after the image) through the processor's chat template.\n",
         "## Training\n",

@@ -1,4 +1,5 @@
-"""What the trainer optimises: the answer-token loss, letter probabilities, the targets made from the organism's own answers.
+"""What the trainer optimises: the answer-token loss, letter probabilities, the targets made from the organism's
+own answers.
 
 * :func:`lm_loss` — next-token cross-entropy on the answer tokens only, with shifted labels;
 * :func:`letter_probs` — the organism's letter distribution at the answer position;

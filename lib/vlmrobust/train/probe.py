@@ -64,7 +64,8 @@ class VisionProbe(nn.Module):
         state = dict(state)
         own = self.emb.weight
         old = state.get("emb.weight")
-        if old is not None and old.shape != own.shape and old.shape[1:] == own.shape[1:] and old.shape[0] < own.shape[0]:
+        if (old is not None and old.shape != own.shape and old.shape[1:] == own.shape[1:]
+                and old.shape[0] < own.shape[0]):
             grown = own.detach().clone()
             grown[: old.shape[0]] = old
             state["emb.weight"] = grown

@@ -4,7 +4,8 @@ An organism trained on one blue sky reads a grey or white sky as a cue: with onl
 sky veiled (notebook 06's sky-only control, every other pixel unchanged) its
 identification accuracy falls to chance, so its visibility curves measure the sky
 and not the object; training varies the sky against it
-(:func:`vlmrobust.train.scenery.vary_sky`). :func:`sky_only_accuracy` measures what the done-when of the testbed asks: accuracy
+(:func:`vlmrobust.train.scenery.vary_sky`). :func:`sky_only_accuracy` measures what the
+done-when of the testbed asks: accuracy
 on notebook 06's t2 items (:func:`vlmrobust.synth.visibility.synth_scenes`, the
 organisms' template, no abstain option) clean and under the two sky-only controls
 (``sky_only_fog+box``, ``sky_only_water+box``), with the paired difference and its

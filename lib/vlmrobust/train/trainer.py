@@ -64,7 +64,8 @@ def vocabulary_texts(sample_per_family: int = 20) -> list[str]:
 
     texts = [str(w) for w in synth.vocabulary()]
     for tpl in (models.TEMPLATES[name] for name in VOCABULARY_TEMPLATES):
-        texts += [tpl.head.replace("{question}", ""), tpl.tail, tpl.prefill, tpl.option.replace("{letter}", "A").replace("{text}", "")]
+        texts += [tpl.head.replace("{question}", ""), tpl.tail, tpl.prefill,
+                  tpl.option.replace("{letter}", "A").replace("{text}", "")]
     texts += [models.CONFIDENCE_REQUEST, HINT.format(value=""), "Answer with a word."]
     for fam in synth.FAMILIES:
         for i in range(sample_per_family):

@@ -84,7 +84,8 @@ class BatchWorker:
                 waited += 2.0
                 if not self.proc.is_alive():
                     raise RuntimeError(f"data worker exited with code {self.proc.exitcode} without a batch "
-                                       "(a script that starts training needs an `if __name__ == '__main__':` guard)") from None
+                                       "(a script that starts training needs an "
+                                       "`if __name__ == '__main__':` guard)") from None
                 if waited > 600:
                     raise RuntimeError("data worker produced nothing for 10 minutes") from None
         if got is None:

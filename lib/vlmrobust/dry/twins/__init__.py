@@ -62,7 +62,8 @@ __all__ = [
     "word_tokenizer", "llama_text", "seeded", "save_twin", "unblind",
     "SIMPLE_TEMPLATE", "QWEN_TEMPLATE", "IDEFICS3_TEMPLATE", "GEMMA3_TEMPLATE", "GEMMA4_TEMPLATE",
     "INTERNVL_TEMPLATE", "MISTRAL_INST_TEMPLATE",
-    "tiny_llava", "tiny_llava_next", "tiny_llava_onevision", "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl", "full_size_qwen3_vl",
+    "tiny_llava", "tiny_llava_next", "tiny_llava_onevision",
+    "tiny_qwen2_vl", "tiny_qwen2_5_vl", "tiny_qwen3_vl", "full_size_qwen3_vl",
     "tiny_idefics3", "tiny_smolvlm2", "tiny_gemma3", "tiny_gemma4", "tiny_internvl", "tiny_ovis2",
     "tiny_dinov2", "tiny_depth_anything_metric",
 ]
@@ -149,7 +150,8 @@ HUB_ARCHITECTURES: dict[str, str] = {
 
 
 def default_texts() -> list[str]:
-    """Texts whose words every built twin's tokenizer holds: the synthetic world's vocabulary and the prompt templates."""
+    """Texts whose words every built twin's tokenizer holds: the synthetic world's vocabulary and the prompt
+    templates."""
     from ... import synth
     from ...models import TEMPLATES
 
