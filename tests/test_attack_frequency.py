@@ -120,7 +120,7 @@ def _prompt_inputs(lm, image):
 @pytest.mark.parametrize(("arch", "variant", "size", "shape"), CASES, ids=IDS)
 def test_the_rebuilt_path_gives_the_processors_pixel_values_and_the_gradient_reaches_the_pixels(
         arch, variant, size, shape):
-    from vlmrobust import pixels
+    from vlmrobust.attack import pixels
 
     lm = _twin(arch, variant)
     image = _image(size)
@@ -141,7 +141,7 @@ def test_the_rebuilt_path_gives_the_processors_pixel_values_and_the_gradient_rea
 
 
 def test_a_path_that_resamples_differently_is_refused(monkeypatch):
-    from vlmrobust import pixels
+    from vlmrobust.attack import pixels
 
     lm = _twin("tiny_llava")
     monkeypatch.setattr(pixels, "_resample_code", lambda st: 2)  # bilinear for the processor's bicubic
@@ -150,7 +150,7 @@ def test_a_path_that_resamples_differently_is_refused(monkeypatch):
 
 
 def test_a_torchvision_backend_that_resamples_is_allowed_one_uint8_level(monkeypatch):
-    from vlmrobust import pixels
+    from vlmrobust.attack import pixels
 
     lm = _twin("tiny_llava")
     ip = lm.processor.image_processor

@@ -17,27 +17,25 @@
   ``delta_0 = 0``; the final ``x + delta`` is quantised to ``uint8`` and rescored
   through :func:`vlmrobust.score.predict`, the normal scoring path.
 
-**Where the gradient enters.** Gradients are taken with respect to the ``uint8`` image's own pixels
-(scaled to ``[0, 1]``, shape ``(B, H, W, 3)``) *before* the processor, so the budget, the band projection
-and the clip all act in the original image's pixel space, as in the paper. The processor is rebuilt in
-torch (:mod:`vlmrobust.pixels`, through :func:`pixel_path`) and the image goes through it inside the
-gradient: resized to the processor's input size (as many times as the processor resizes it: once for most,
-two or three times for Idefics3/SmolVLM), with Pillow's antialiased filters written as matrices (bilinear,
-bicubic, Lanczos) and the ``uint8`` rounding after each pass passed straight through; then cropped,
-padded, rescaled, normalised and laid out as the processor lays them out: ``(B, 3, h, w)`` for
+**Where the gradient enters.** Gradients are taken with respect to the ``uint8`` image's own pixels (scaled to
+``[0, 1]``, shape ``(B, H, W, 3)``) *before* the processor, so the budget, the band projection and the clip
+all act in the original image's pixel space, as in the paper. The processor is rebuilt in torch
+(:mod:`.pixels`, with Pillow's resampling in :mod:`.resample`, through :func:`pixel_path`) and the image goes
+through it inside the gradient: resized to the processor's input size (as many times as the processor resizes
+it: once for most, two or three times for Idefics3/SmolVLM), with Pillow's antialiased filters written as
+matrices (bilinear, bicubic, Lanczos) and the ``uint8`` rounding after each pass passed straight through; then
+cropped, padded, rescaled, normalised and laid out as the processor lays them out: ``(B, 3, h, w)`` for
 CLIP/SigLIP-style processors (the organisms, LLaVA at another size, Gemma 3), Qwen2-VL's flattened
 merge-window patches (``image_grid_thw``), Idefics3/SmolVLM's tiles plus global image
 (``pixel_attention_mask``), LLaVA-OneVision's base image plus AnyRes tiles (``image_sizes``). Each batch's
-path is checked on its clean images against the processor's own inputs for those prompts and images:
-``max |diff| <= 1e-5`` in normalised units (the twins of every architecture above reproduce the Pillow
-backend to ``2.4e-7``, resampling included); a torchvision backend that resamples may put rounding ties
-one ``uint8`` level apart, accepted on at most 1% of the values; where the path resamples, the clean option
-distributions through the two paths must also agree within :data:`AGREE_TOL`. A processor that is not
-rebuilt (Gemma 3 pan-and-scan, nearest-neighbour resampling, any other class), or a check that fails,
-raises :class:`NotImplementedError` instead of attacking something the model does not see. Items are
-batched by scoring kind and image size (a resizing processor gives each size its own layout and token
-count).
-"""
+path is checked on its clean images against the processor's own inputs for those prompts and images: ``max
+|diff| <= 1e-5`` in normalised units (the twins of every architecture above reproduce the Pillow backend to
+``2.4e-7``, resampling included); a torchvision backend that resamples may put rounding ties one ``uint8``
+level apart, accepted on at most 1% of the values; where the path resamples, the clean option distributions
+through the two paths must also agree within :data:`AGREE_TOL`. A processor that is not rebuilt (Gemma 3
+pan-and-scan, nearest-neighbour resampling, any other class), or a check that fails, raises
+:class:`NotImplementedError` instead of attacking something the model does not see. Items are batched by
+scoring kind and image size (a resizing processor gives each size its own layout and token count). """
 
 from __future__ import annotations
 
@@ -60,7 +58,7 @@ AGREE_TOL = 1e-3  # max |p_rebuilt - p_processor| of the clean option distributi
 def _mask(h: int, w: int, mode: str) -> Any:
     import torch
 
-    from .corrupt.frequency import band_mask
+    from ..corrupt.frequency import band_mask
 
     return torch.as_tensor(band_mask(h, w, _BAND[mode]))
 
@@ -94,8 +92,8 @@ def pixel_path(lm: Any, image: np.ndarray) -> Any:
     :class:`NotImplementedError` (:class:`vlmrobust.pixels.PathMismatch` when a check fails) otherwise.
     """
     from . import pixels
-    from .forward import model_inputs
-    from .models import build_prompt, letter_token_ids
+    from ..forward import model_inputs
+    from ..models import build_prompt, letter_token_ids
 
     pixels.build(lm.processor, image.shape[:2])  # refuses a processor that is not rebuilt, before any forward
     prompt = build_prompt(lm.processor, "Which option?", ["yes", "no"])
@@ -172,8 +170,8 @@ def _loglik_inputs(lm: Any, prompts: list[str], images: list, options: list) -> 
     inputs (each row with its item's image inputs), the option tokens, each row's item and prompt length."""
     import torch
 
-    from .forward import model_inputs
-    from .score.methods import _option_tokens
+    from ..forward import model_inputs
+    from ..score.methods import _option_tokens
 
     toks: dict[str, list] = {}
     extra: dict[str, list] = {}
@@ -226,10 +224,10 @@ def pgd(lm: Any, items: pd.DataFrame, images: Sequence[np.ndarray], base_pred: S
     the attack's own method), so a mismatch raises instead of attacking something the model does not see."""
     import torch
 
-    from .corrupt.frequency import band_energy_share
-    from .forward import model_inputs
-    from .models import build_prompt, letter_token_ids
-    from .progress import bar
+    from ..corrupt.frequency import band_energy_share
+    from ..forward import model_inputs
+    from ..models import build_prompt, letter_token_ids
+    from ..progress import bar
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -246,7 +244,7 @@ def pgd(lm: Any, items: pd.DataFrame, images: Sequence[np.ndarray], base_pred: S
     if method == "letter":
         firsts = [letter_token_ids(lm.tokenizer, p, len(r["options"])) for p, r in zip(prompts_all, recs, strict=True)]
     else:
-        from .score.methods import _option_tokens
+        from ..score.methods import _option_tokens
 
         toks = [_option_tokens(lm, str(r["item_id"]), p, list(r["options"])) for p, r in zip(prompts_all, recs,
                                                                                              strict=True)]

@@ -41,62 +41,16 @@ from typing import Any
 
 import numpy as np
 
+from .resample import BY_NAME, FILTERS, resample_matrix, u8
+
 __all__ = ["EXACT_TOL", "MAX_OFF_SHARE", "PathMismatch", "PixelPath", "build", "resample_matrix"]
 
 EXACT_TOL = 1e-5
 MAX_OFF_SHARE = 0.01  # share of pixel values allowed one uint8 level off when the path resamples
-_PREC = 2.0 ** 22  # Pillow's fixed-point precision for 8-bit images (PRECISION_BITS = 32 - 8 - 2)
 
 
 class PathMismatch(NotImplementedError):
     """The rebuilt pixel path does not reproduce what the processor gives the model."""
-
-
-def _bicubic(x):
-    x, a = np.abs(x), -0.5
-    return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1, np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
-
-
-def _hamming(x):
-    x = np.abs(x)
-    return np.where(x >= 1, 0.0, np.sinc(x) * (0.54 + 0.46 * np.cos(np.pi * x)))
-
-
-# Pillow's resampling filters by PIL.Image.Resampling value: (support, filter)
-_FILTERS: dict[int, tuple[float, Callable]] = {
-    1: (3.0, lambda x: np.where((x >= -3) & (x < 3), np.sinc(x) * np.sinc(x / 3), 0.0)),  # LANCZOS
-    2: (1.0, lambda x: np.maximum(1 - np.abs(x), 0.0)),  # BILINEAR
-    3: (2.0, _bicubic),  # BICUBIC
-    4: (0.5, lambda x: ((x > -0.5) & (x <= 0.5)).astype(float)),  # BOX
-    5: (1.0, _hamming),  # HAMMING
-}
-_BY_NAME = {"lanczos": 1, "bilinear": 2, "bicubic": 3, "box": 4, "hamming": 5, "nearest": 0}
-
-
-@functools.lru_cache(maxsize=64)
-def resample_matrix(n_in: int, n_out: int, resample: int) -> np.ndarray:
-    """``(n_out, n_in)`` weights of Pillow's antialiased resampling along one axis (``precompute_coeffs``)."""
-    if resample not in _FILTERS:
-        raise NotImplementedError(f"resampling filter {resample} has no differentiable rebuild (nearest?)")
-    support, fn = _FILTERS[resample]
-    scale = n_in / n_out
-    fscale = max(scale, 1.0)
-    support *= fscale
-    m = np.zeros((n_out, n_in))
-    for xx in range(n_out):
-        center = (xx + 0.5) * scale
-        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n_in)
-        w = fn((np.arange(lo, hi) - center + 0.5) / fscale)
-        m[xx, lo:hi] = w / w.sum() if w.sum() != 0 else w
-    return np.trunc(m * _PREC + np.where(m < 0, -0.5, 0.5)) / _PREC
-
-
-def _u8(v):
-    """Round to uint8 as Pillow does (``floor(v + 0.5)``, clipped); the gradient is that of the clip."""
-    import torch
-
-    c = v.clamp(0, 255)
-    return c + (torch.floor(v + 0.5).clamp(0, 255) - c).detach()
 
 
 @dataclass
@@ -120,9 +74,9 @@ class _Settings:
 
         h, w = u.shape[-2:]
         if w != hw[1]:
-            u = _u8(u @ torch.as_tensor(resample_matrix(w, hw[1], self.resample), device=u.device).T)
+            u = u8(u @ torch.as_tensor(resample_matrix(w, hw[1], self.resample), device=u.device).T)
         if h != hw[0]:
-            u = _u8(torch.as_tensor(resample_matrix(h, hw[0], self.resample), device=u.device) @ u)
+            u = u8(torch.as_tensor(resample_matrix(h, hw[0], self.resample), device=u.device) @ u)
         return u
 
     def normalise(self, u):
@@ -197,12 +151,14 @@ class PixelPath:
 def _images_kwargs(processor: Any) -> dict:
     """The image-processor keyword arguments the processor passes when called (its defaults merged)."""
     merge, tok = getattr(processor, "_merge_kwargs", None), getattr(processor, "tokenizer", None)
-    return {} if merge is None else dict(merge(tokenizer_init_kwargs=getattr(tok, "init_kwargs", None))["images_kwargs"])
+    if merge is None:
+        return {}
+    return dict(merge(tokenizer_init_kwargs=getattr(tok, "init_kwargs", None))["images_kwargs"])
 
 
 def _resample_code(st: _Settings) -> int:
     r = st.get("resample", 2)
-    code = _BY_NAME.get(str(r.value).lower(), -1) if hasattr(r, "value") and isinstance(r.value, str) else int(r)
+    code = BY_NAME.get(str(r.value).lower(), -1) if hasattr(r, "value") and isinstance(r.value, str) else int(r)
     if code == 1 and getattr(st.ip, "backend", "pil") == "torchvision":
         from transformers.utils.import_utils import is_torchvision_greater_or_equal
 
@@ -394,7 +350,7 @@ def build(processor: Any, shape: tuple[int, int]) -> PixelPath:
     layout = _LAYOUTS.get(kind, "plain")
     fn, meta, n = {"plain": lambda: _plain(st, h, w, kind), "qwen2_vl": lambda: _qwen2_vl(st, h, w),
                    "idefics3": lambda: _idefics3(st, h, w), "anyres": lambda: _anyres(st, h, w)}[layout]()
-    if n and st.resample not in _FILTERS:
+    if n and st.resample not in FILTERS:
         raise NotImplementedError(f"{type(ip).__name__}: resampling filter {st.get('resample')!r} is not rebuilt")
     tol = EXACT_TOL if n == 0 or getattr(ip, "backend", "pil") == "pil" else st.level() + EXACT_TOL
     return PixelPath(type(ip).__name__, layout, (h, w), n, tol, fn, meta)
