@@ -21,12 +21,7 @@ questions and one with six options. Images are drawn scenes of 64-96 px (two or 
 of :mod:`vlmrobust.synth.raster`'s palette in the quadrants of a plain background, and a sign with one
 glyph of :data:`vlmrobust.synth.glyphs.SIGN_CHARS`) or bar charts; each answer is computed from the scene.
 
-**The COCO file** has ``info``, ``licenses``, ``images`` (``file_name`` = the 12-digit id),
-``annotations`` (``bbox`` ``[x, y, w, h]``, ``area`` = the drawn object's pixel count,
-``segmentation`` polygons, ``iscrowd``) and ``categories`` (real COCO ids, names, supercategories).
-Each JPEG holds a filled rectangle or ellipse in its category's colour exactly inside its box; one
-image holds only an object below 1 % of its area and one a crowd region (RLE) larger than its
-objects, the two cases :func:`vlmrobust.depth.real_scenes` passes over.
+**The COCO file** of notebook 06 is written by :mod:`vlmrobust.dry.coco`.
 
 Everything is drawn from ``repro.rng("fabricate", <path>, seed)``: the same seed writes the same bytes.
 """
@@ -35,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,12 +41,14 @@ from ..repro import rng as seeded_rng
 from ..schema import LETTERS, MAX_OPTIONS
 from ..synth.glyphs import SIGN_CHARS, glyph
 from ..synth.raster import COLOURS, SHAPES, SIGN_BOARD_RGB, SIGN_INK_RGB, render_chart, shape_mask
+from .coco import COCO_ANNOTATIONS, COCO_CATEGORIES, COCO_IMAGES, write_coco
 
 __all__ = ["SEED", "Bench", "BENCHES", "POPE", "COCO_ANNOTATIONS", "COCO_IMAGES", "COCO_CATEGORIES",
            "target_path", "write_tsv", "write_pope", "write_coco", "fabricate_all"]
 
 SEED = 0
-BACKGROUNDS = {"white": (250, 250, 250), "grey": (150, 150, 150), "beige": (225, 205, 170), "light blue": (175, 205, 240)}
+BACKGROUNDS = {"white": (250, 250, 250), "grey": (150, 150, 150), "beige": (225, 205, 170),
+               "light blue": (175, 205, 240)}
 CELLS = ("top left", "top right", "bottom left", "bottom right")
 _PAD = ("none of the above", "cannot be determined")  # distractors when a pool is short
 _REPEAT = {"count": "colour", "scene": "shape", "text": "location"}  # kinds with one question per image
@@ -85,10 +81,12 @@ def _cols(*names: str, n_letters: int = 4) -> tuple[str, ...]:
 _SEED9 = [("Scene Understanding", "scene"), ("Instance Identity", "shape"), ("Instance Attributes", "colour"),
           ("Instance Location", "location"), ("Instances Counting", "count"), ("Spatial Relation", "spatial"),
           ("Instance Interaction", "spatial"), ("Visual Reasoning", "count"), ("Text Understanding", "text")]
-_MMB = [("image_scene", "coarse_perception", "scene"), ("object_localization", "finegrained_perception (instance-level)",
-        "location"), ("attribute_recognition", "finegrained_perception (instance-level)", "colour:3"),
-        ("spatial_relationship", "relation_reasoning", "spatial"), ("ocr", "finegrained_perception (instance-level)",
-        "text:2"), ("physical_property_reasoning", "attribute_reasoning", "shape")]
+_MMB = [("image_scene", "coarse_perception", "scene"),
+        ("object_localization", "finegrained_perception (instance-level)", "location"),
+        ("attribute_recognition", "finegrained_perception (instance-level)", "colour:3"),
+        ("spatial_relationship", "relation_reasoning", "spatial"),
+        ("ocr", "finegrained_perception (instance-level)", "text:2"),
+        ("physical_property_reasoning", "attribute_reasoning", "shape")]
 _MMSTAR = [("coarse perception", "image scene and topic", "scene"), ("fine-grained perception", "object counting",
            "count"), ("fine-grained perception", "localization", "location"), ("instance reasoning",
            "cross-instance relation reasoning", "spatial"), ("logical reasoning", "diagram reasoning", "chart"),
@@ -98,13 +96,15 @@ _RW = [("color", "Autonomous_Driving", "colour"), ("count", "Monitoring", "count
 _MMT = [("visual_recognition", "color_recognition", "colour"), ("counting", "counting_by_category", "count"),
         ("localization", "object_localization", "location"), ("ocr", "scene_text_recognition", "text"),
         ("spatial_understanding", "spatial_relation", "spatial")]
-_LEGO = [("rotation", "", "shape"), ("position", "", "location"), ("adjacency", "", "spatial"), ("height", "", "spatial"),
-         ("ordering", "", "multi"), ("multiview", "", "colour"), ("outlier", "", "multi"), ("dependency", "", "count")]
+_LEGO = [("rotation", "", "shape"), ("position", "", "location"), ("adjacency", "", "spatial"),
+         ("height", "", "spatial"), ("ordering", "", "multi"), ("multiview", "", "colour"), ("outlier", "", "multi"),
+         ("dependency", "", "count")]
 _MMMU = [("Accounting", "Business", "count"), ("Art_Theory", "Art & Design", "colour"), ("Biology", "Science", "shape"),
          ("Chemistry", "Science", "multi"), ("Clinical_Medicine", "Health & Medicine", "location"),
          ("Computer_Science", "Tech & Engineering", "open"), ("History", "Humanities & Social Science", "spatial"),
-         ("Math", "Science", "multi"), ("Physics", "Science", "wide:6"), ("Geography", "Humanities & Social Science",
-         "text"), ("Economics", "Business", "open"), ("Design", "Art & Design", "multi"), ("Biology", "Science", "scene"),
+         ("Math", "Science", "multi"), ("Physics", "Science", "wide:6"),
+         ("Geography", "Humanities & Social Science", "text"), ("Economics", "Business", "open"),
+         ("Design", "Art & Design", "multi"), ("Biology", "Science", "scene"),
          ("Materials", "Tech & Engineering", "count")]
 _SOURCES = ("SEEDBench2_Plus", "LEGO", "MME-RealWorld-Lite", "MMT-Bench_VAL", "MMStar", "MMBench_DEV_EN_V11")
 _HINT = "The picture shows flat coloured shapes on a plain background."
@@ -116,7 +116,8 @@ BENCHES: dict[str, Bench] = {
     "~/LMUData/LEGO.tsv": Bench(_cols("index", "question", "*", "answer", "category", "image", "image_path"),
                                 tuple(_LEGO + _LEGO[4:]), start=100),
     "~/LMUData/MME-RealWorld-Lite.tsv": Bench(_cols("index", "question", "*", "answer", "category", "l2-category",
-                                                    "image", n_letters=MAX_OPTIONS), tuple(_RW * 2), options=5, start=0),
+                                                    "image", n_letters=MAX_OPTIONS),
+                                              tuple(_RW * 2), options=5, start=0),
     "~/LMUData/MMT-Bench_VAL.tsv": Bench(_cols("index", "question", "*", "answer", "category", "l2-category",
                                                "image"), tuple(_MMT * 2), backref=(5,)),
     "~/LMUData/MMStar.tsv": Bench(_cols("index", "question", "*", "answer", "category", "l2-category", "image"),
@@ -146,18 +147,6 @@ BENCHES: dict[str, Bench] = {
 }
 #: POPE (adversarial split): yes/no questions, four per image, two with answer Yes and two with No.
 POPE = "data/POPE_adversarial.tsv"
-COCO_ANNOTATIONS = "data/coco/annotations/instances_val2017.json"
-COCO_IMAGES = "data/coco/val2017"
-#: ``(id, name, supercategory, RGB)``: real COCO ids and names, one flat colour each.
-COCO_CATEGORIES = (
-    (1, "person", "person", (230, 120, 180)), (2, "bicycle", "vehicle", (40, 160, 60)),
-    (3, "car", "vehicle", (40, 70, 210)), (10, "traffic light", "outdoor", (240, 210, 30)),
-    (13, "stop sign", "outdoor", (220, 40, 40)), (17, "cat", "animal", (150, 50, 180)),
-    (18, "dog", "animal", (245, 130, 20)), (44, "bottle", "kitchen", (0, 170, 170)),
-    (47, "cup", "kitchen", (245, 245, 245)), (62, "chair", "furniture", (25, 25, 25)),
-    (64, "potted plant", "furniture", (128, 128, 0)), (72, "tv", "electronic", (90, 40, 10)))
-
-
 def target_path(key: str) -> str:
     """Where a variant's data path is written under :func:`fabricate_all`'s folder (``~/`` and ``data/`` dropped)."""
     return key.removeprefix("~/").removeprefix("data/")
@@ -201,7 +190,8 @@ def _render(sc: dict) -> np.ndarray:
     char, cell = sc["sign"]
     k = max(2, s // 32)
     ink = np.kron(glyph(char), np.ones((k, k), bool))
-    y0, x0 = int(s * (0.25 + 0.5 * (cell // 2))) - ink.shape[0] // 2, int(s * (0.25 + 0.5 * (cell % 2))) - ink.shape[1] // 2
+    y0, x0 = (int(s * (0.25 + 0.5 * (cell // 2))) - ink.shape[0] // 2,
+              int(s * (0.25 + 0.5 * (cell % 2))) - ink.shape[1] // 2)
     img[y0 - k:y0 + ink.shape[0] + k, x0 - k:x0 + ink.shape[1] + k] = SIGN_BOARD_RGB
     img[y0:y0 + ink.shape[0], x0:x0 + ink.shape[1]][ink] = SIGN_INK_RGB
     return img
@@ -319,74 +309,6 @@ def write_pope(path: str | Path, seed: int = SEED, n_images: int = 3) -> Path:
                          "answer": answer, "category": "adversarial",
                          "image": _encode(_render(sc), "JPEG") if n == 0 else str(4 * j)})
     return _write(rows, ("index", "question", "answer", "category", "image"), Path(path))
-
-
-def _rle(mask: np.ndarray) -> dict:
-    """COCO's uncompressed RLE of a bool mask (column-major runs, starting with a run of zeros)."""
-    flat = mask.ravel(order="F")
-    bounds = np.concatenate([[0], np.flatnonzero(flat[1:] != flat[:-1]) + 1, [flat.size]])
-    counts = ([0] if flat[0] else []) + np.diff(bounds).astype(int).tolist()
-    return {"counts": counts, "size": [int(mask.shape[0]), int(mask.shape[1])]}
-
-
-def write_coco(annotations: str | Path, images_dir: str | Path, seed: int = SEED, n_images: int = 8) -> Path:
-    """A COCO instances file and its JPEG folder: objects drawn where their boxes are (module docstring).
-
-    Image ``n_images - 1`` holds only a 3 x 3 px object; image 1 has a crowd region
-    (``iscrowd`` 1, RLE) larger than its other objects. JPEGs in ``images_dir``
-    that the file does not list are removed, so the folder matches the file.
-    """
-    g = seeded_rng("fabricate", COCO_ANNOTATIONS, seed)
-    folder, images, anns = Path(images_dir), [], []
-    folder.mkdir(parents=True, exist_ok=True)
-    ids = np.sort(g.choice(np.arange(100, 581_000), n_images, replace=False))
-    for j, img_id in enumerate(ids.tolist()):
-        w, h = [(128, 96), (96, 128), (120, 90), (112, 112)][int(g.integers(4))]
-        img = np.empty((h, w, 3), np.uint8)
-        img[: int(0.4 * h)], img[int(0.4 * h):] = (150, 190, 230), (120, 110, 90)
-        yy, xx = np.mgrid[0:h, 0:w] + 0.5
-        cats = g.permutation(len(COCO_CATEGORIES))
-        cells = g.permutation(2) if j == 1 else g.permutation(4)  # image 1: the crowd takes the bottom half
-        n = 1 if j == n_images - 1 else int(g.integers(1, len(cells) + 1))
-        objs = [(int(cats[m]), int(cells[m]), False) for m in range(n)] + ([(int(cats[n]), -1, True)] if j == 1 else [])
-        for cat, cell, crowd in objs:
-            cid, _, sup, rgb = COCO_CATEGORIES[cat]
-            if crowd:
-                x0, y0, bw, bh = 2.0, h / 2 + 2, w - 4.0, h / 2 - 4
-            elif j == n_images - 1:
-                x0, y0, bw, bh = w / 2, h / 2, 3.0, 3.0
-            else:
-                cw, ch = w / 2, h / 2
-                bw, bh = cw * g.uniform(0.45, 0.85), ch * g.uniform(0.45, 0.85)
-                x0 = (cell % 2) * cw + g.uniform(2, cw - bw - 2)
-                y0 = (cell // 2) * ch + g.uniform(2, ch - bh - 2)
-            u, v = (xx - x0 - bw / 2) / (bw / 2), (yy - y0 - bh / 2) / (bh / 2)
-            ellipse = sup in ("person", "animal") and not crowd
-            mask = u * u + v * v <= 1 if ellipse else (np.abs(u) <= 1) & (np.abs(v) <= 1)
-            img[mask] = rgb
-            ys, xs = np.nonzero(mask)
-            bx, by, bx1, by1 = int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
-            t = np.linspace(0, 2 * np.pi, 16, endpoint=False)
-            poly = (np.stack([x0 + bw / 2 * (1 + np.cos(t)), y0 + bh / 2 * (1 + np.sin(t))], 1) if ellipse
-                    else np.array([[bx, by], [bx1, by], [bx1, by1], [bx, by1]], float))
-            seg = _rle(mask) if crowd else [np.round(poly, 2).ravel().tolist()]
-            anns.append({"segmentation": seg, "area": float(mask.sum()), "iscrowd": int(crowd), "image_id": img_id,
-                         "bbox": [float(bx), float(by), float(bx1 - bx), float(by1 - by)], "category_id": cid,
-                         "id": 900_000 + len(anns)})
-        name = f"{img_id:012d}.jpg"
-        Image.fromarray(img).save(folder / name, format="JPEG", quality=90)
-        images.append({"license": 1, "file_name": name, "coco_url": "", "height": h, "width": w,
-                       "date_captured": "2017-01-01 00:00:00", "flickr_url": "", "id": img_id})
-    keep = {im["file_name"] for im in images}
-    for stale in sorted(p for p in folder.glob("*.jpg") if p.name not in keep):
-        stale.unlink()
-    doc = {"info": {"description": "vlmrobust: a small fabricated file in the COCO instances format", "version": "1.0",
-                    "year": 2017, "contributor": "vlmrobust", "date_created": "2017/09/01"},
-           "licenses": [{"url": "", "id": 1, "name": "fabricated"}], "images": images, "annotations": anns,
-           "categories": [{"supercategory": s, "id": i, "name": n} for i, n, s, _ in COCO_CATEGORIES]}
-    Path(annotations).parent.mkdir(parents=True, exist_ok=True)
-    Path(annotations).write_text(json.dumps(doc, separators=(",", ":")))
-    return Path(annotations)
 
 
 def fabricate_all(folder: str | Path, seed: int = SEED) -> dict[str, Path]:
