@@ -18,6 +18,7 @@ from vlmrobust.train import (
     load_config,
     pixel_values,
 )
+from vlmrobust.train import encoding as en
 from vlmrobust.train import stream as st
 from vlmrobust.train.trainer import organism_tokenizer, train, vocabulary_texts
 
@@ -46,7 +47,7 @@ def test_letters_and_digits_are_single_tokens(tok, proc):
 def test_vocabulary_covers_the_synthetic_world(tok):
     vocab = set(tok.get_vocab())
     for w in synth.vocabulary():
-        assert w in vocab or all(p in vocab for p in st.Encoder(tok.backend_tokenizer.to_str(), 1).tok.encode(w).tokens)
+        assert w in vocab or all(p in vocab for p in en.Encoder(tok.backend_tokenizer.to_str(), 1).tok.encode(w).tokens)
     enc = tok(" ".join(vocabulary_texts(sample_per_family=3)), add_special_tokens=False)["input_ids"]
     assert tok.unk_token_id not in enc
 
@@ -62,17 +63,17 @@ def test_processor_expands_image_token_and_matches_fast_path(tok, proc):
     item = synth.make_item("shape", repro.rng("test-train", 1), size=64)
     text = models.mcq_text(item.question, item.options)
     prompt = models.build_prompt(proc, item.question, item.options)
-    assert prompt == st.Encoder.render(text)
+    assert prompt == en.Encoder.render(text)
     enc = proc(images=[item.image], text=[prompt], return_tensors="pt")
     n_img = int((enc["input_ids"] == tok.convert_tokens_to_ids("<image>")).sum())
     assert n_img == 64  # (64 / 8)^2 patches, CLS dropped
-    fast = st.Encoder(tok.backend_tokenizer.to_str(), 64).prompt_ids([text])[0]
+    fast = en.Encoder(tok.backend_tokenizer.to_str(), 64).prompt_ids([text])[0]
     assert enc["input_ids"][0].tolist() == fast
     assert torch.equal(enc["pixel_values"], pixel_values(item.image[None]))
 
 
 def test_batch_targets_are_shifted_answer_tokens(tok):
-    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tok.backend_tokenizer.to_str(), 64)
     spec = st.StreamSpec(("colour", "verify"), batch=8, mix={"mcq": 0.5, "open": 0.5})
     b = st.make_batch(spec, 0, "s", 0, 0.0, enc)
     b2 = st.make_batch(spec, 0, "s", 0, 0.0, enc)
@@ -250,7 +251,7 @@ def test_dense_stage_trains_and_vision_from_swaps_the_tower(tmp_path, tok):
 
 
 def test_describe_appends_what_the_image_shows(tok):
-    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tok.backend_tokenizer.to_str(), 64)
     spec = st.StreamSpec(("verify", "exist", "colour"), batch=24, mix={"mcq_text": 1.0}, describe_prob=(1.0, 1.0))
     b = st.make_batch(spec, 5, "s", 0, 0.0, enc)
     hint = tok.convert_tokens_to_ids("Hint")
@@ -301,7 +302,7 @@ def test_zoo_state_takes_exported_weights_only_for_the_same_config(tmp_path, tok
 def test_aware_stream_makes_abstain_the_answer_exactly_when_the_boxed_object_is_invisible(tok):
     from vlmrobust.train.degrade import BOXED_FAMILIES
 
-    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tok.backend_tokenizer.to_str(), 64)
     spec = st.StreamSpec(("colour", "verify", "count"), batch=48, mix={"mcq": 0.8, "open": 0.2}, abstain_prob=1.0,
                          visibility_prob=1.0, visibility_range=(1.0, 200.0), aware_threshold=0.05)
     b = st.make_batch(spec, 3, "aware", 0, 0.0, enc)
@@ -334,20 +335,20 @@ def test_aware_stream_makes_abstain_the_answer_exactly_when_the_boxed_object_is_
 def test_talk_target_decodes_to_what_the_scoring_engine_parses():
     from vlmrobust.score import parse_answer, parse_confidence
 
-    tt = organism_tokenizer(st.TALK_TOKENS)
+    tt = organism_tokenizer(en.TALK_TOKENS)
     base = organism_tokenizer()
-    assert len(tt) == len(base) + len(st.TALK_TOKENS)
+    assert len(tt) == len(base) + len(en.TALK_TOKENS)
     assert all(tt.convert_tokens_to_ids(w) == i for w, i in base.get_vocab().items())  # appended, ids kept
-    enc = st.Encoder(tt.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tt.backend_tokenizer.to_str(), 64)
     for letter, n in ((0, 85), (2, 7), (1, 99), (3, 0)):
-        ids = st.talk_target(enc, letter, n)
+        ids = en.talk_target(enc, letter, n)
         text = tt.decode(ids, skip_special_tokens=True)
         assert parse_confidence(text) == pytest.approx(n / 100) and parse_answer(text, list("wxyz")) == letter, text
         assert text.splitlines()[0].strip() == "ABCD"[letter] and "\n" in text
     with pytest.raises(ValueError, match="talk tokens"):
-        st.talk_target(st.Encoder(base.backend_tokenizer.to_str(), 64), 0, 50)
+        en.talk_target(en.Encoder(base.backend_tokenizer.to_str(), 64), 0, 50)
     with pytest.raises(ValueError, match=r"\[0, 99\]"):
-        st.talk_target(enc, 0, 100)
+        en.talk_target(enc, 0, 100)
     # plain text never encodes to the new tokens: prompts read as before
     text = "What colour is the object inside the red box?\nA. red\nB. blue"
     assert tt(text, add_special_tokens=False)["input_ids"] == base(text, add_special_tokens=False)["input_ids"]
@@ -364,7 +365,7 @@ def test_talker_training_writes_its_own_letter_and_binned_confidence(tmp_path, t
     (tmp_path / "cfgs").mkdir()
     (tmp_path / "cfgs" / "p.yaml").write_text(yaml.safe_dump(parent))
     child = dict(_tiny_cfg("tiny-talk"), init={"from": str(tmp_path / "cfgs" / "p.yaml")})
-    child["model"] = dict(child["model"], extra_tokens=list(st.TALK_TOKENS))
+    child["model"] = dict(child["model"], extra_tokens=list(en.TALK_TOKENS))
     child["stages"] = [{"name": "talk", "kind": "lm", "steps": 4, "lr": 1e-3, "warmup": 1, "train": ["lm"],
                         "calibration": {"items": 40, "every": 2, "bins": 10},
                         "stream": {"families": ["colour", "shape"], "batch": 16, "mix": {"talk": 0.5, "mcq": 0.5}}}]
@@ -376,10 +377,10 @@ def test_talker_training_writes_its_own_letter_and_binned_confidence(tmp_path, t
     pst = torch.load(tmp_path / "tiny-talk-parent" / "stage-open.pt", weights_only=False)["model"]
     emb = "model.language_model.embed_tokens.weight"
     n = pst[emb].shape[0]
-    assert res.model.state_dict()[emb].shape[0] == n + len(st.TALK_TOKENS)
+    assert res.model.state_dict()[emb].shape[0] == n + len(en.TALK_TOKENS)
     # fill_talk: the organism's own letter goes in, the target digits follow the table
     tt = res.processor.tokenizer
-    enc = st.Encoder(tt.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tt.backend_tokenizer.to_str(), 64)
     spec = st.StreamSpec(("colour",), batch=8, mix={"talk": 1.0}, abstain_prob=0.0)
     b = st.make_batch(spec, 1, "x", 0, 0.0, enc)
     letters = [tt.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
@@ -456,7 +457,7 @@ def test_export_declares_meta_keys_in_json_and_card(tmp_path, tok):
 def test_null_images_offer_the_abstain_option_as_their_answer_and_nothing_else_does(tok):
     from vlmrobust.schema import ABSTAIN_TEXTS
 
-    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tok.backend_tokenizer.to_str(), 64)
     spec = st.StreamSpec(("colour", "count", "verify"), batch=40, mix={"mcq": 0.5, "open": 0.5}, abstain_prob=0.0,
                          null_prob=0.4)
     b = st.make_batch(spec, 5, "null", 0, 0.0, enc)
@@ -490,7 +491,7 @@ def test_null_images_offer_the_abstain_option_as_their_answer_and_nothing_else_d
 def test_own_errors_make_abstain_the_target_exactly_where_the_organisms_answer_is_wrong(tok):
     from vlmrobust.train.losses import fill_own_errors, letter_probs
 
-    enc = st.Encoder(tok.backend_tokenizer.to_str(), 64)
+    enc = en.Encoder(tok.backend_tokenizer.to_str(), 64)
     model = build_model(ModelSpec.from_dict(_tiny_cfg("x")["model"]), tok, 4).eval()
     letters = [tok.convert_tokens_to_ids(c) for c in OPTION_LETTERS]
     spec = st.StreamSpec(("colour", "shape", "count"), batch=32, mix={"mcq": 0.75, "open": 0.25}, abstain_prob=0.6,

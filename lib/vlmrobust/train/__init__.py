@@ -8,7 +8,8 @@ Pieces, in the order a reader meets them:
 * :mod:`~vlmrobust.train.degrade` - the boxed object under fog and water (shared by streams and behaviours);
 * :mod:`~vlmrobust.train.dense` - per-cell labels from the renderer's ground truth, for the vision tower;
 * :mod:`~vlmrobust.train.stream` - training batches from ``vlmrobust.synth`` (example modes of the curriculum),
-  built in a background process by :mod:`~vlmrobust.train.workers`;
+  built in a background process by :mod:`~vlmrobust.train.workers`, their texts as token ids by
+  :mod:`~vlmrobust.train.encoding`;
 * :mod:`~vlmrobust.train.probe` - the head that pre-trains the vision tower alone;
 * :mod:`~vlmrobust.train.losses` - the answer-token loss, letter probabilities, the talker's calibration;
 * :mod:`~vlmrobust.train.checkpoints` - checkpoints and the states a stage starts from;

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .encoding import TALK_LETTER, TALK_TENS, TALK_UNITS, Encoder
 from .processor import pixel_values
-from .stream import MODES, TALK_LETTER, TALK_TENS, TALK_UNITS, Encoder, make_batch
+from .stream import MODES, make_batch
 
 __all__ = ["lm_loss", "letter_probs", "calibration_table", "fill_talk", "fill_own_errors", "probe_loss"]
 

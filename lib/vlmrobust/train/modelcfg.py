@@ -20,7 +20,7 @@ class ModelSpec:
     """Sizes of one organism. Widths must be divisible by their head counts.
 
     ``extra_tokens`` are appended to the organisms' shared vocabulary (e.g. the talk
-    tokens of :data:`vlmrobust.train.stream.TALK_TOKENS`); every other token keeps its id,
+    tokens of :data:`vlmrobust.train.encoding.TALK_TOKENS`); every other token keeps its id,
     so an organism with extra tokens can start from one without them.
     """
 

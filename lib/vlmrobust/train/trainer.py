@@ -36,13 +36,11 @@ from .. import repro
 from ..schema import OPTION_LETTERS
 from .checkpoints import load_grown, load_vision, save_ckpt, stage_ckpt, zoo_state
 from .config import Stage, TrainConfig, load_config, runs_root
+from .encoding import Encoder
 from .losses import calibration_table, fill_own_errors, fill_talk, lm_loss, probe_loss
 from .modelcfg import build_model, count_parameters
 from .processor import build_processor, num_image_tokens
-from .stream import (
-    HINT,
-    Encoder,
-)
+from .stream import HINT
 from .tokenizer import build_tokenizer, build_vocabulary
 from .workers import BatchWorker
 

@@ -11,7 +11,8 @@ import os
 import queue
 from typing import Any
 
-from .stream import Encoder, StreamSpec, make_batch
+from .encoding import Encoder
+from .stream import StreamSpec, make_batch
 
 __all__ = ["BatchWorker", "spec_to_json", "spec_from_json"]
 
