@@ -149,8 +149,8 @@ plt.show()
 # %% [markdown]
 # ### Perspective check
 #
-# The apparent height of each circle and sign (both fill their billboard's full height), measured from the rendered pixels, against the
-# height the pinhole model predicts from its metric position (project its top and bottom edge).
+# The apparent height of each circle and sign (both fill their billboard's full height), measured from the rendered
+# pixels, against the height the pinhole model predicts from its metric position (project its top and bottom edge).
 # Points on the diagonal mean the renderer's geometry and the depth maps agree.
 
 # %%
@@ -281,7 +281,8 @@ for ax, (group, names) in zip(axes[:, 0], groups.items(), strict=True):
     longest = max(logs.values(), key=len)
     for j in np.flatnonzero(longest["stage"].ne(longest["stage"].shift()).to_numpy())[1:]:
         ax.axvline(j, color="grey", ls="--", lw=0.5)
-        ax.text(j, 0.98, longest["stage"].iloc[j], fontsize=5, rotation=90, va="top", transform=ax.get_xaxis_transform())
+        ax.text(j, 0.98, longest["stage"].iloc[j], fontsize=5, rotation=90, va="top",
+                transform=ax.get_xaxis_transform())
     ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
 fig.tight_layout()
 figures.save(fig, NB_ID, "training-curves")
@@ -296,7 +297,8 @@ plt.show()
 
 # %%
 held = synth.generate(n_heldout, heldout_seed, size=64)
-preds = sweep.predictions(ORGANISMS, held, {}, seed=seed, batch_size=32, torch_threads=torch_threads or None).table  # clean only
+preds = sweep.predictions(ORGANISMS, held, {}, seed=seed, batch_size=32,  # clean only
+                          torch_threads=torch_threads or None).table
 acc = preds.pivot_table(index="model", columns="task", values="correct", aggfunc="mean")[fams]
 acc["all"] = preds.groupby("model")["correct"].mean()
 display(acc.round(3))

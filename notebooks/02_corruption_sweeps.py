@@ -98,12 +98,12 @@ display(overview)
 # Traversals fill the first share $s \in \{0.2, 0.4, 0.6, 0.8\}$ of the image, seen from the starting side
 # (top, bottom, left, right), with black.
 #
-# **Natural perturbations and overlays** (seed 002 App. A.6): cyclic shift and symmetric pad/crop by
-# $n \in \{-16, -12, \dots, 16\} \setminus \{0\}$ pixels at the image's native resolution (the paper's
-# fixed shift; `reading="scaled"` defines them at 224 px, $\mathrm{round}(n\,W/224)$); scale by $\alpha = 0.9$ (0.75, 0.5) and back; scale then pad on black;
-# rotation by $\pm 30°$. The three overlays share one box per (item, level): *TextOverlay* writes
-# "Answer is L" (level $k$ = letter $k$), *RandomText* a random string of the same pattern, *BoxOverlay*
-# the box alone.
+# **Natural perturbations and overlays** (seed 002 App. A.6): cyclic shift and symmetric pad/crop by $n \in \{-16,
+# -12, \dots, 16\} \setminus \{0\}$ pixels at the image's native resolution (the paper's fixed shift;
+# `reading="scaled"` defines them at 224 px, $\mathrm{round}(n\,W/224)$); scale by $\alpha = 0.9$ (0.75, 0.5) and
+# back; scale then pad on black; rotation by $\pm 30°$. The three overlays share one box per (item, level):
+# *TextOverlay* writes "Answer is L" (level $k$ = letter $k$), *RandomText* a random string of the same pattern,
+# *BoxOverlay* the box alone.
 #
 # **Frequency** (seed 002 App. F): $x' = \mathrm{clip}(x + \epsilon\,\eta_{\text{band}})$ with unit-variance
 # Gaussian noise restricted to the low ($\rho \le 0.25$), high ($\rho > 0.5$) or all bands of the radial
@@ -268,10 +268,10 @@ plt.show()
 # %% [markdown]
 # ## The default sweep of notebooks 03-07
 #
-# Scoring every model on every perturbation at every level is the paper-scale run. By default the later
-# notebooks sweep a small manifest (`corrupt.default_sweep()`, the manifest named `default`): one ImageNet-C type per family at all five severities, plus the
-# eight-level physical fog ladder — small enough to score the model organisms on a few hundred items on a
-# CPU in minutes. The full sets are named manifests (`corrupt.manifest(name)`).
+# Scoring every model on every perturbation at every level is the paper-scale run. By default the later notebooks
+# sweep a small manifest (`corrupt.default_sweep()`, the manifest named `default`): one ImageNet-C type per family at
+# all five severities, plus the eight-level physical fog ladder — small enough to score the model organisms on a few
+# hundred items on a CPU in minutes. The full sets are named manifests (`corrupt.manifest(name)`).
 
 # %%
 sweep = corrupt.manifest(manifest)

@@ -52,10 +52,10 @@ batch_size: int = 8  # items per forward pass
 executor: str = "dask"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
 dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
-groups: dict = {"attributes": ["colour", "shape", "verify", "exist"], "relations": ["count", "spatial", "size"], "reading": ["text", "chart"]}  # dataset groups of tasks (the paper's datasets); empty: one group per task
+groups: dict = {"attributes": ["colour", "shape", "verify", "exist"], "relations": ["count", "spatial", "size"], "reading": ["text", "chart"]}  # dataset groups of tasks (the paper's datasets); empty: one group per task  # noqa: E501
 ladders: list = ["bruce_blur", "bruce_contrast", "bruce_rotate", "bruce_center_crop"]  # escalation ladders of RCI
 levels: list = [1, 2, 3, 4]  # ladder levels, and the traversal states s_1..s_4 (shares 0.2 0.4 0.6 0.8)
-contrast_reading: str = "kept"  # contrast factor c: kept (0.9 .. 0.3, as PIL / torchvision) or removed (keeps 0.7 .. 0.1)
+contrast_reading: str = "kept"  # contrast factor c: kept (0.9 .. 0.3, as PIL, torchvision) or removed (0.7 .. 0.1 kept)
 crop_reading: str = "area"  # crop ratio p: share of the area removed (area) or of each side (side)
 fill: str = "mean"  # traversal fill: black (the paper's figures), mean (dataset mean colour) or crop (crop and resize)
 mean_fill: str = "items"  # colour of the mean fill: items (the items' own mean) or synthetic (166, 169, 171)
@@ -411,13 +411,13 @@ else:
 # ## Failure taxonomy (§II-H, §VII): Figs. 4 and 8
 #
 # Every clean-correct item that a traversal turns wrong gets exactly one class and one subtype from a fixed table
-# (`vlmrobust.analysis.escalation.taxonomy`): the **class** follows what the task family asks (a sign's glyph is OCR; charts,
-# left/right/near/far and sizes are spatial; counting and verifying a conjunction are symbolic; naming a colour
-# or a shape and judging existence are semantic; an unknown family or an abstention is other), the **subtype**
+# (`vlmrobust.analysis.escalation.taxonomy`): the **class** follows what the task family asks (a sign's glyph is OCR;
+# charts, left/right/near/far and sizes are spatial; counting and verifying a conjunction are symbolic; naming a
+# colour or a shape and judging existence are semantic; an unknown family or an abstention is other), the **subtype**
 # follows the evidence record: evidence **removed** by the band (glyph removed, count changed, relation object
-# removed, …), **cut**, or **intact and misread**. A changed count is split by whether the model answered the
-# count of what remains. The paper's most frequent OCR subtype, *option label* (a crop that removes the printed
-# answer letters), cannot occur here: the synthetic options are in the prompt, not in the image.
+# removed, …), **cut**, or **intact and misread**. A changed count is split by whether the model answered the count of
+# what remains. The paper's most frequent OCR subtype, *option label* (a crop that removes the printed answer
+# letters), cannot occur here: the synthetic options are in the prompt, not in the image.
 
 # %%
 trav_fails = classified[classified.perturbation.isin(TRAV.values())]
