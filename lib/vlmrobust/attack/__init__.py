@@ -83,17 +83,17 @@ def project_band(delta: Any, mode: str) -> Any:
 def pixel_path(lm: Any, image: np.ndarray) -> Any:
     """The processor's pixel path rebuilt in torch for images of ``image``'s size, checked on ``image``.
 
-    Returns a :class:`vlmrobust.pixels.PixelPath`: a function ``x in [0, 1], (B, H, W, 3) -> pixel_values``
+    Returns a :class:`vlmrobust.attack.pixels.PixelPath`: a function ``x in [0, 1], (B, H, W, 3) -> pixel_values``
     laid out as the processor lays them out (with ``err``, the measured ``max |diff|``). The check runs the
     processor as scoring does (:func:`vlmrobust.forward.model_inputs`, a two-option prompt): the pixel values
-    must agree within the path's tolerance (:mod:`vlmrobust.pixels`: ``1e-5``; one ``uint8`` level of the
+    must agree within the path's tolerance (:mod:`vlmrobust.attack.pixels`: ``1e-5``; one ``uint8`` level of the
     resized image at a few values for a torchvision backend that resamples) and, where the path resamples, the letter
     distribution through the rebuilt path must agree with the processor path's within :data:`AGREE_TOL`. Raises
-    :class:`NotImplementedError` (:class:`vlmrobust.pixels.PathMismatch` when a check fails) otherwise.
+    :class:`NotImplementedError` (:class:`vlmrobust.attack.pixels.PathMismatch` when a check fails) otherwise.
     """
-    from . import pixels
     from ..forward import model_inputs
     from ..models import build_prompt, letter_token_ids
+    from . import pixels
 
     pixels.build(lm.processor, image.shape[:2])  # refuses a processor that is not rebuilt, before any forward
     prompt = build_prompt(lm.processor, "Which option?", ["yes", "no"])
