@@ -28,10 +28,9 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, figures, params, paths, repro, sweep, synth, teaching
+from vlmrobust import data, figures, paths, repro, sweep, teaching
 from vlmrobust.analysis import selection
 from vlmrobust.data import splits as store
-from vlmrobust.models import zoo
 
 NB_ID = "01_dataset_selection"
 figures.use_style()
@@ -65,53 +64,19 @@ difficulty_rho_max: float = 0.5  # "κ is not difficulty" holds when ρ(κ, clea
 scaling_sizes: list = [1000, 4000, 16000]  # synthetic pool sizes timed in the scaling section
 
 # %%
-IMAGENET_C = list(corrupt.manifest("imagenet_c"))
-SELECTORS = sweep.resolve_models(selectors, default="selector", param="selectors")
-if models or zoo.names("evaluated"):
-    MODELS = sweep.resolve_models(models)
-else:
-    MODELS = []
+P = selection.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
+if not P.models:
     print("the zoo holds no evaluated organism: the evaluated-model Gini is skipped")
-sources = params.check_list("pool_sources", pool_sources, str, min_len=0) or [items_source]
-for i, s in enumerate(sources):
-    sweep.item_source_kind(s, param=f"pool_sources[{i}]" if pool_sources else "items_source")
-pool_size = params.check("pool_size", pool_size, int, lo=0)
-n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
-image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
-max_items = params.check("max_items", max_items, int, lo=0)
-PERTS = params.check_list("perturbations", perturbations, str, choices=corrupt.names(), min_len=0) or IMAGENET_C
-LEVELS = params.check_list("levels", levels, int, lo=1, hi=5, min_len=2)
-if sorted(LEVELS) != LEVELS:
-    raise params.ParameterError(f"parameter 'levels' must be increasing, got {LEVELS}")
-EVAL_PERTS = (params.check_list("eval_perturbations", eval_perturbations, str, choices=corrupt.names(), min_len=0)
-              or [p for p in corrupt.default_sweep() if p in IMAGENET_C])
-for p in PERTS + EVAL_PERTS:
-    if not set(LEVELS) <= set(corrupt.info(p).levels):
-        raise params.ParameterError(f"parameter 'levels' = {LEVELS}: {p!r} has levels {list(corrupt.info(p).levels)}")
-IMAGE_ENCODER = params.check("image_encoder", image_encoder, str) or SELECTORS[0]
-image_pooling = params.check("image_pooling", image_pooling, str, choices=list(selection.IMAGE_POOLING))
-text_encoder = params.check("text_encoder", text_encoder, str)
-try:
-    split_name = store.check_name(split_name)
-except ValueError as exc:
-    raise params.ParameterError(f"parameter 'split_name': {exc}") from None
-method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
-seed = params.check("seed", seed, int, lo=0)
-batch_size = params.check("batch_size", batch_size, int, lo=1, hi=1024)
-torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
-executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
-n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
-ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-difficulty_rho_max = params.check("difficulty_rho_max", difficulty_rho_max, float, lo=-1.0, hi=1.0)
-scaling_sizes = params.check_list("scaling_sizes", scaling_sizes, int, lo=10, hi=1_000_000, min_len=0)
-SWEEP = dict(methods=None if method == "default" else [method], seed=seed, batch_size=batch_size,
-             torch_threads=torch_threads)
-repro.seed_everything(seed)
-torch.set_num_threads(torch_threads)
+sources = P.pool_sources or [P.items_source]
+SWEEP = dict(methods=None if P.method == "default" else [P.method], seed=P.seed, batch_size=P.batch_size,
+             torch_threads=P.torch_threads)
+repro.seed_everything(P.seed)
+torch.set_num_threads(P.torch_threads)
 OUT = paths.results_dir(NB_ID)
 TIMES: dict[str, float] = {}
-print(f"selectors {SELECTORS}; evaluated {MODELS}\nselector corruptions: {len(PERTS)} × levels {LEVELS}; "
-      f"evaluated-model corruptions: {EVAL_PERTS}\nimage encoder {IMAGE_ENCODER!r}, text encoder {text_encoder!r}")
+print(f"selectors {P.selectors}; evaluated {P.models}\nselector corruptions: {len(P.perturbations)} × levels "
+      f"{P.levels}; evaluated-model corruptions: {P.eval_perturbations}\nimage encoder {P.image_encoder!r}, "
+      f"text encoder {P.text_encoder!r}")
 
 # %% [markdown]
 # ## The candidate pool (§IV-A)
@@ -123,9 +88,9 @@ print(f"selectors {SELECTORS}; evaluated {MODELS}\nselector corruptions: {len(PE
 # An item holds one image: the TSV loader skips VLMEvalKit's multi-image rows, and the count is printed here.
 
 # %%
-parts = [sweep.item_source(s, n_per_family=n_per_family, seed=seed, image_size=image_size, max_items=max_items)
+parts = [sweep.item_source(s, n_per_family=P.n_per_family, seed=P.seed, image_size=P.image_size, max_items=P.max_items)
          for s in sources]
-items = selection.balanced_pool(pd.concat(parts, ignore_index=True), pool_size, seed=seed)
+items = selection.balanced_pool(pd.concat(parts, ignore_index=True), P.pool_size, seed=P.seed)
 items = data.validate_items(items)
 skipped = {s: p.attrs["multi_image_skipped"] for s, p in zip(sources, parts, strict=True) if "multi_image_skipped" in p.attrs}
 print(f"pool: {len(items)} items from {items.source.nunique()} source(s), {items.task.nunique()} task families"
@@ -140,10 +105,10 @@ display(items.groupby(["source", "task"]).size().unstack(fill_value=0))
 # that is 19 ImageNet-C corruptions × 5 severities = 95 corrupted conditions per selector and question.
 
 # %%
-CLIENT = sweep.notebook_client(executor, scheduler, dask_workers)  # one cluster for the sweeps of this notebook
-SWEEP |= dict(executor=executor, client=CLIENT)
+CLIENT = sweep.notebook_client(P.executor, P.dask_scheduler, P.dask_workers)  # one cluster for every sweep
+SWEEP |= dict(executor=P.executor, client=CLIENT)
 t0 = time.perf_counter()
-result = sweep.predictions(SELECTORS, items, {p: LEVELS for p in PERTS}, **SWEEP)
+result = sweep.predictions(P.selectors, items, {p: P.levels for p in P.perturbations}, **SWEEP)
 pred = result.table
 TIMES["selectors' sweep"] = time.perf_counter() - t0
 print({k: v for k, v in result.summary().items() if k != "seconds"})
@@ -167,13 +132,14 @@ display(clean.groupby("model").agg(clean_accuracy=("correct", "mean"), method=("
 
 # %%
 t0 = time.perf_counter()
-P = selection.answer_paths(pred, models=SELECTORS, perturbations=PERTS, levels=LEVELS, item_ids=items.item_id)
-G = selection.gini(P.pred, P.K)  # (items, selectors, corruptions)
+SP = selection.answer_paths(pred, models=P.selectors, perturbations=P.perturbations, levels=P.levels,
+                            item_ids=items.item_id)
+G = selection.gini(SP.pred, SP.K)  # (items, selectors, corruptions)
 kappa = selection.kappa(G)
 TIMES["κ (Eqs. 1–2)"] = time.perf_counter() - t0
 print(f"κ over the pool: mean {kappa.mean():.3f}, median {np.median(kappa):.3f}, share with κ = 0 "
       f"{(kappa == 0).mean():.1%}")
-fig = selection.figures.kappa_and_gini(kappa, G, SELECTORS, PERTS)
+fig = selection.figures.kappa_and_gini(kappa, G, P.selectors, P.perturbations)
 figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
 
 # %% [markdown]
@@ -193,7 +159,7 @@ figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
 # family's eligibility (`selection.silent_families`; `eligible_without`: the family's items eligible without it).
 
 # %%
-silent = selection.silent_families(G, items.task, SELECTORS)
+silent = selection.silent_families(G, items.task, P.selectors)
 if len(silent):
     display(silent)
 else:
@@ -202,12 +168,12 @@ for r in silent.itertuples():
     print(f"{r.selector} never changes its answer on family {r.family!r} ({r.items} items): it alone excludes "
           f"the family ({r.eligible_without} of its items would be eligible without it)")
 eligible = selection.eligible(G)
-shares = selection.responsive_shares(G, SELECTORS)
-shares["clean_accuracy"] = [float(P.clean_correct[:, s].mean()) for s in range(len(SELECTORS))]
+shares = selection.responsive_shares(G, P.selectors)
+shares["clean_accuracy"] = [float(SP.clean_correct[:, s].mean()) for s in range(len(P.selectors))]
 display(shares.round(3))
 print(f"A⁺: {int(eligible.sum())} of {len(items)} questions ({eligible.mean():.1%}); the paper: 1,750 of 4,000 "
       "(43.8 %)")
-if len(SELECTORS) > 1 and shares.only_silent.sum():
+if len(P.selectors) > 1 and shares.only_silent.sum():
     top = shares.sort_values("only_silent", ascending=False).iloc[0]
     excluded = int((~eligible).sum())
     print(f"{top.selector} alone excludes {int(top.only_silent)} question(s) ({top.only_silent / max(excluded, 1):.0%} "
@@ -236,14 +202,14 @@ if len(SELECTORS) > 1 and shares.only_silent.sum():
 
 # %%
 t0 = time.perf_counter()
-text_emb = selection.text_embeddings(items.question.tolist(), text_encoder)
-image_emb = selection.image_embeddings([data.load_image(r) for r in items.image_ref], IMAGE_ENCODER,
-                                       batch_size=batch_size, pooling=image_pooling)
+text_emb = selection.text_embeddings(items.question.tolist(), P.text_encoder)
+image_emb = selection.image_embeddings([data.load_image(r) for r in items.image_ref], P.image_encoder,
+                                       batch_size=P.batch_size, pooling=P.image_pooling)
 TIMES["embeddings"] = time.perf_counter() - t0
 t0 = time.perf_counter()
 sel = selection.select(G, image_emb, text_emb, items.item_id)
 TIMES["novelty and split (Eqs. 4–6)"] = time.perf_counter() - t0
-print(f"embeddings: image {image_emb.shape[1]}-d from {IMAGE_ENCODER}, text {text_emb.shape[1]}-d")
+print(f"embeddings: image {image_emb.shape[1]}-d from {P.image_encoder}, text {text_emb.shape[1]}-d")
 fig = selection.figures.novelty_traversal(sel)
 figures.save(fig, NB_ID, "novelty-along-the-traversal")
 
@@ -276,8 +242,8 @@ figures.save(fig, NB_ID, "split-kappa-nu-plane")
 
 # %%
 t0 = time.perf_counter()
-loo = selection.leave_one_out(G, image_emb, text_emb, sel, SELECTORS)
-t1 = selection.table_i(G, image_emb, text_emb, sel, SELECTORS, variants=loo)
+loo = selection.leave_one_out(G, image_emb, text_emb, sel, P.selectors)
+t1 = selection.table_i(G, image_emb, text_emb, sel, P.selectors, variants=loo)
 overlap = selection.criteria_overlap(sel)
 TIMES["Table I"] = time.perf_counter() - t0
 display(t1.round(3))
@@ -297,28 +263,28 @@ print(f"semantic-only vs inconsistency-only: JI {overlap['ji']:.3f} (the paper: 
 # A⁺ has κ > 0); the observations table compares the split's κ with random size-matched subsets of A⁺ instead.
 
 # %%
-if MODELS:
+if P.models:
     t0 = time.perf_counter()
-    eval_pred = sweep.predictions(MODELS, items, {p: LEVELS for p in EVAL_PERTS}, **SWEEP).table
+    eval_pred = sweep.predictions(P.models, items, {p: P.levels for p in P.eval_perturbations}, **SWEEP).table
     TIMES["evaluated models' sweep"] = time.perf_counter() - t0
-    EP = selection.answer_paths(eval_pred, models=MODELS, perturbations=EVAL_PERTS, levels=LEVELS,
+    EP = selection.answer_paths(eval_pred, models=P.models, perturbations=P.eval_perturbations, levels=P.levels,
                              item_ids=items.item_id)
     eval_gini = selection.kappa(selection.gini(EP.pred, EP.K))
 else:
     eval_gini = None
 # the observations table's first two streams (OBSERVATION_STREAMS): its Gini row reports this same interval
-shift_rngs = repro.rng(NB_ID, "bootstrap", seed).spawn(2)
-for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if MODELS else []),
+shift_rngs = repro.rng(NB_ID, "bootstrap", P.seed).spawn(2)
+for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if P.models else []),
                             shift_rngs, strict=False):
-    m = selection.mean_shift(vals, sel.selected, n_boot=n_boot, rng=r, ci=ci)
+    m = selection.mean_shift(vals, sel.selected, n_boot=P.n_boot, rng=r, ci=P.ci)
     print(f"{label}: pool {m['pool']:.3f}, split {m['split']:.3f}, difference {m['diff']:+.3f} "
-          f"[{m['lo']:+.3f}, {m['hi']:+.3f}] ({ci:.0%} bootstrap over the pool's questions)")
-if MODELS:
+          f"[{m['lo']:+.3f}, {m['hi']:+.3f}] ({P.ci:.0%} bootstrap over the pool's questions)")
+if P.models:
     from scipy.stats import spearmanr
 
     print(f"Spearman ρ between the selectors' κ and the evaluated models' Gini over the pool: "
           f"{spearmanr(kappa, eval_gini).statistic:+.2f}")
-fig = selection.figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(MODELS))
+fig = selection.figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(P.models))
 figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
 
 # %% [markdown]
@@ -349,7 +315,7 @@ display(cov)
 # %%
 picks = selection.figures.kappa_picks(sel)
 if picks:
-    fig = selection.figures.kappa_examples(items, picks, sel.kappa, G, P.pred, PERTS, LEVELS, seed=seed)
+    fig = selection.figures.kappa_examples(items, picks, sel.kappa, G, SP.pred, P.perturbations, P.levels, seed=P.seed)
     figures.save(fig, NB_ID, "fig9bcd-kappa-examples")
 else:
     print("A⁺ is empty: no example to show")
@@ -366,7 +332,7 @@ else:
 
 # %%
 display(pd.Series(TIMES, name="seconds").round(2).to_frame())
-scale = pd.DataFrame([selection.time_selection(n, repro.rng(NB_ID, "scaling", n, seed)) for n in scaling_sizes])
+scale = pd.DataFrame([selection.time_selection(n, repro.rng(NB_ID, "scaling", n, P.seed)) for n in P.scaling_sizes])
 display(scale.round(3))
 print("load average (1, 5, 15 min):", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 if len(scale) > 1:
@@ -381,13 +347,13 @@ if len(scale) > 1:
 # parameters overwrites it; choose another `split_name` to keep both).
 
 # %%
-split_file = store.save_split(split_name, items, sel, selector_gini=selection.selector_gini(G), selectors=SELECTORS,
-                               meta={"perturbations": PERTS, "levels": LEVELS, "image_encoder": IMAGE_ENCODER,
-                                     "text_encoder": text_encoder, "seed": seed})
+split_file = store.save_split(P.split_name, items, sel, selector_gini=selection.selector_gini(G), selectors=P.selectors,
+                               meta={"perturbations": P.perturbations, "levels": P.levels,
+                                     "image_encoder": P.image_encoder, "text_encoder": P.text_encoder, "seed": P.seed})
 if sel.size:
-    back = sweep.item_source(f"split:{split_name}")
+    back = sweep.item_source(f"split:{P.split_name}")
     print(f"wrote {split_file.relative_to(paths.results_root())} under the results root: {len(back)} items; read "
-          f"back as items_source 'split:{split_name}'")
+          f"back as items_source 'split:{P.split_name}'")
 else:
     print(f"the split is empty (A⁺ holds {int(sel.eligible.sum())} items): {split_file.name} holds no item, and "
           "it cannot serve as an item source")
@@ -417,9 +383,9 @@ else:
 # the interval to clear the null), not that the paper is wrong.
 
 # %%
-obs = selection.selection_observations(P, G, sel, t1, overlap, eval_gini, MODELS, families=items.task,
-                                       sources=items.source, variants=loo, n_boot=n_boot, ci=ci,
-                                       rng=repro.rng(NB_ID, "bootstrap", seed), rho_max=difficulty_rho_max)
+obs = selection.selection_observations(SP, G, sel, t1, overlap, eval_gini, P.models, families=items.task,
+                                       sources=items.source, variants=loo, n_boot=P.n_boot, ci=P.ci,
+                                       rng=repro.rng(NB_ID, "bootstrap", P.seed), rho_max=P.difficulty_rho_max)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 
@@ -438,7 +404,7 @@ with pd.option_context("display.max_colwidth", None):
 # decided.
 
 # %%
-table = selection.selection_table(sel, items, G, SELECTORS, eval_gini)
+table = selection.selection_table(sel, items, G, P.selectors, eval_gini)
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,
                  "silent_families": silent, "category_shift": comp.rename_axis("group").reset_index(),
                  "family_coverage": cov.reset_index(), "observations": obs}.items():
@@ -466,7 +432,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # check passes when no selector is silent on a whole family and every family keeps eligible questions.
 
 # %%
-teaching.exercise_01_1(silent, cov, SELECTORS)
+teaching.exercise_01_1(silent, cov, P.selectors)
 
 # %% [markdown]
 # ### Exercise 2: Break the selection on purpose
@@ -481,7 +447,7 @@ teaching.exercise_01_1(silent, cov, SELECTORS)
 # corruption the selectors ignore there is nothing to select.
 
 # %%
-teaching.exercise_01_2(eligible, kappa, PERTS)
+teaching.exercise_01_2(eligible, kappa, P.perturbations)
 
 # %% [markdown]
 # ### Exercise 3: Fig. 9(a) for the models that chose the split
@@ -496,4 +462,4 @@ teaching.exercise_01_2(eligible, kappa, PERTS)
 # Gini of your evaluated models with a 1,000-resample bootstrap and asks for an interval above 0.
 
 # %%
-teaching.exercise_01_3(eval_gini, sel.selected, MODELS, SELECTORS)
+teaching.exercise_01_3(eval_gini, sel.selected, P.models, P.selectors)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep, synth, teaching
+from vlmrobust import corrupt, figures, paths, repro, schema, sweep, teaching
 from vlmrobust.analysis import ras
 
 NB_ID = "04_ras_attribution"
@@ -51,35 +51,13 @@ sim_models: int = 4  # simulate only: number of simulated models
 sim_items: int = 300  # simulate only: number of simulated questions
 
 # %%
-predictions_from = params.check("predictions_from", predictions_from, str, choices=["sweep", "simulate"])
-IMAGENET_C = list(corrupt.manifest("imagenet_c"))
-default_perts = [p for p in corrupt.default_sweep() if p in IMAGENET_C]
-perturbations = params.check_list("perturbations", perturbations, str, choices=IMAGENET_C, min_len=0) or default_perts
-levels = params.check_list("levels", levels, int, lo=1, hi=5)
-if sorted(levels) != levels:
-    raise params.ParameterError(f"parameter 'levels' must be increasing, got {levels}")
-method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
-n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=10_000)
-image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
-max_items = params.check("max_items", max_items, int, lo=0)
-seed = params.check("seed", seed, int, lo=0)
-torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
-n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
-ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-boundary_tol = params.check("boundary_tol", boundary_tol, float, lo=0.0, hi=0.5)
-mixed_tol = params.check("mixed_tol", mixed_tol, float, lo=0.0, hi=1.0)
-sim_models = params.check("sim_models", sim_models, int, lo=1, hi=26)
-sim_items = params.check("sim_items", sim_items, int, lo=2, hi=1_000_000)
-if predictions_from == "sweep":
-    MODELS = sweep.resolve_models(models)
-    sweep.item_source_kind(items_source)  # checks the source before any work
-else:
-    MODELS = [f"sim-{chr(ord('a') + i)}" for i in range(sim_models)]
-FAMILY = {p: corrupt.info(p).family for p in perturbations}
+P = ras.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
+FAMILY = {p: corrupt.info(p).family for p in P.perturbations}
 OUT = paths.results_dir(NB_ID)
-COLORS = figures.model_colors(MODELS)
-repro.seed_everything(seed)
-print(f"predictions from {predictions_from}; models {MODELS}\nperturbations {perturbations} at levels {levels}")
+COLORS = figures.model_colors(P.models)
+repro.seed_everything(P.seed)
+print(f"predictions from {P.predictions_from}; models {P.models}\nperturbations {P.perturbations} at levels "
+      f"{P.levels}")
 
 # %% [markdown]
 # ## The predictions table
@@ -91,18 +69,18 @@ print(f"predictions from {predictions_from}; models {MODELS}\nperturbations {per
 # metrics without a model; its numbers say nothing about VLMs).
 
 # %%
-if predictions_from == "sweep":
-    items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
-                              max_items=max_items)
-    result = sweep.predictions(MODELS, items, {p: levels for p in perturbations},
-                               methods=None if method == "default" else [method], seed=seed,
-                               torch_threads=torch_threads)
+if P.predictions_from == "sweep":
+    items = sweep.item_source(P.items_source, n_per_family=P.n_per_family, seed=P.seed, image_size=P.image_size,
+                              max_items=P.max_items)
+    result = sweep.predictions(P.models, items, {p: P.levels for p in P.perturbations},
+                               methods=None if P.method == "default" else [P.method], seed=P.seed,
+                               torch_threads=P.torch_threads)
     pred = result.table
     print(result.summary())
 else:
-    pred = ras.simulate_predictions(sim_items, models=MODELS, perturbations=perturbations, levels=levels,
-                                    rng=repro.rng(NB_ID, "simulate", seed))
-pred = pred[pred["perturbation"].isin([schema.CLEAN, *perturbations]) & pred["level"].isin([0, *levels])]
+    pred = ras.simulate_predictions(P.sim_items, models=P.models, perturbations=P.perturbations, levels=P.levels,
+                                    rng=repro.rng(NB_ID, "simulate", P.seed))
+pred = pred[pred["perturbation"].isin([schema.CLEAN, *P.perturbations]) & pred["level"].isin([0, *P.levels])]
 print(f"{len(pred):,} prediction rows; methods: {sorted(pred['method'].unique())}")
 
 # %% [markdown]
@@ -148,7 +126,7 @@ display(pairs[["model", "item_id", "perturbation", "level", "K", "pred_clean", "
 # (ΔC < 0, ΔS > 0), *supported improvement* (ΔC < 0, ΔS < 0).
 
 # %%
-examples = ras.regime_examples(pairs, boundary_tol)
+examples = ras.regime_examples(pairs, P.boundary_tol)
 fig = ras.figures.regime_distributions(pairs, examples, pred["probs"])
 figures.save(fig, NB_ID, "fig4-regime-examples")
 
@@ -162,7 +140,7 @@ figures.save(fig, NB_ID, "fig4-regime-examples")
 # interval over questions (the same resamples for every model).
 
 # %%
-t2 = ras.table_ii(pairs, n_boot=n_boot, ci=ci, rng=repro.rng(NB_ID, "bootstrap", seed), mixed_tol=mixed_tol)
+t2 = ras.table_ii(pairs, n_boot=P.n_boot, ci=P.ci, rng=repro.rng(NB_ID, "bootstrap", P.seed), mixed_tol=P.mixed_tol)
 STATS = ["acc_clean", "delta_acc", "consistency", "rel_rob", "RAS", "R_c", "R_w", "mixed_pct"]
 display(ras.with_ci(t2.sort_values("acc_clean"), STATS))
 
@@ -199,7 +177,7 @@ figures.save(fig, NB_ID, "fig5-state-component-plane")
 # applies and RAS $= -\Delta\mathcal C$.
 
 # %%
-t4 = ras.table_iv(pairs, tol=boundary_tol)
+t4 = ras.table_iv(pairs, tol=P.boundary_tol)
 display(t4.round(4))
 
 # %% [markdown]
@@ -241,7 +219,7 @@ figures.save(fig, NB_ID, "fig7-severity-family-heatmaps")
 # trajectory medians of ΔS and ΔC give each class its component signature.
 
 # %%
-traj = ras.trajectories(pairs, levels)
+traj = ras.trajectories(pairs, P.levels)
 tsum = ras.trajectory_summary(traj)
 print(f"{len(traj):,} complete trajectories ({traj.attrs['n_incomplete']} incomplete left out)")
 display(tsum.pivot(index="model", columns="klass", values="share").round(3).rename_axis(columns="share"))
@@ -336,7 +314,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # predictions: those patterns follow from the metric and from calibrated noise.
 
 # %%
-teaching.exercise_04_1(obs, MODELS)
+teaching.exercise_04_1(obs, P.models)
 
 # %% [markdown]
 # ### Exercise 2: Break Observation 1 on purpose
@@ -364,4 +342,4 @@ teaching.exercise_04_2(obs, t6)
 # the answer changes that remain are all persistent.
 
 # %%
-teaching.exercise_04_3(tsum, levels)
+teaching.exercise_04_3(tsum, P.levels)

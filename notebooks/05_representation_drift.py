@@ -31,10 +31,10 @@ import torch
 from IPython.display import display
 
 import vlmrobust.teaching as teaching
-from vlmrobust import attack, corrupt, data, figures, params, paths, probes, repro, sweep, synth
+from vlmrobust import attack, corrupt, data, figures, paths, probes, repro, sweep
 from vlmrobust import models as vlm_models
 from vlmrobust.analysis import drift
-from vlmrobust.corrupt import controls, frequency, natural
+from vlmrobust.corrupt import controls, frequency
 
 NB_ID = "05_representation_drift"
 figures.use_style()
@@ -80,60 +80,18 @@ dask_scheduler: str = ""  # address of a running Dask scheduler to use instead o
 progress: bool = True  # progress bars
 
 # %%
-MODELS = sweep.resolve_models(models)
-sweep.item_source_kind(items_source)  # checks the source before any work
-cross_sources = params.check_list("cross_sources", cross_sources, str, min_len=0)
-for i, src in enumerate(cross_sources):
-    sweep.item_source_kind(src, param=f"cross_sources[{i}]")
-pope_source = params.check("pope_source", pope_source, str)
-if pope_source:
-    sweep.item_source_kind(pope_source, param="pope_source")
-n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
-image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
-max_items = params.check("max_items", max_items, int, lo=0)
-n_subsets = params.check("n_subsets", n_subsets, int, lo=1, hi=1000)
-subset_size = params.check("subset_size", subset_size, int, lo=0)
-shift_reading = params.check("shift_reading", shift_reading, str, choices=list(natural.SHIFT_READINGS))
-set_apart = params.check("set_apart", set_apart, str, choices=list(drift.SET_APART))
-seed = params.check("seed", seed, int, lo=0)
-method = params.check("method", method, str, choices=["default", "letter", "loglik", "loglik_norm"])
-template = params.check("template", template, str, choices=sorted(vlm_models.TEMPLATES))
-pope_template = params.check("pope_template", pope_template, str, choices=[""] + sorted(vlm_models.TEMPLATES))
-open_template = params.check("open_template", open_template, str, choices=sorted(probes.PROBE_TEMPLATES))
-free_template = params.check("free_template", free_template, str, choices=sorted(probes.PROBE_TEMPLATES))
-max_new_tokens = params.check("max_new_tokens", max_new_tokens, int, lo=1, hi=256)
-grid_layer = params.check("grid_layer", grid_layer, int, lo=-1)
-n_control = params.check("n_control", n_control, int, lo=2, hi=10_000_000)
+P = drift.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 ALL_REGIMES = probes.REGIMES + probes.VISION_PROBES
-drift_regime = params.check("drift_regime", drift_regime, str, choices=list(probes.REGIMES) + ["vision_mean"])
-GT = drift.check_gt_changing(gt_changing)
-n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
-freq_items = params.check("freq_items", freq_items, int, lo=1, hi=100_000)
-noise_draws = params.check("noise_draws", noise_draws, int, lo=1, hi=1000)
-example_samples = params.check("example_samples", example_samples, int, lo=1, hi=8)
-pgd_items = params.check("pgd_items", pgd_items, int, lo=1, hi=100_000)
-photometric = params.check_list("photometric", photometric, str, choices=corrupt.IMAGENET_C)
-photometric_level = params.check("photometric_level", photometric_level, int, lo=1, hi=5)
-LADDER = sweep.resolve_models(ladder, param="ladder") if ladder else vlm_models.zoo.names("ladder")
-batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
-device = params.check("device", device, str)
-dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bfloat16"])
-torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=1024)
-executor = params.check("executor", executor, str, choices=["local", "dask"])
-dask_workers = params.check("dask_workers", dask_workers, int, lo=1, hi=256)
-dask_scheduler = sweep.check_scheduler(dask_scheduler, executor)
-progress = params.check("progress", progress, bool)
-
-METHODS = None if method == "default" else [method]
-SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, open_template=open_template, free_template=free_template,
-                        grid_layer=grid_layer, n_control=n_control)
-SWEEP = dict(template=template, seed=seed, batch_size=batch_size, torch_threads=torch_threads, executor=executor,
-             dask_workers=dask_workers if executor == "dask" else 0, client=dask_scheduler or None, progress=progress,
-             device=device, dtype=dtype or None)
-LOAD = dict(device=device, dtype=dtype or None)
+METHODS = None if P.method == "default" else [P.method]
+SPEC = probes.ProbeSpec(max_new_tokens=P.max_new_tokens, open_template=P.open_template,
+                        free_template=P.free_template, grid_layer=P.grid_layer, n_control=P.n_control)
+SWEEP = dict(template=P.template, seed=P.seed, batch_size=P.batch_size, torch_threads=P.torch_threads,
+             executor=P.executor, dask_workers=P.dask_workers if P.executor == "dask" else 0,
+             client=P.dask_scheduler or None, progress=P.progress, device=P.device, dtype=P.dtype or None)
+LOAD = dict(device=P.device, dtype=P.dtype or None)
 NATURAL = corrupt.manifest("natural")
-repro.seed_everything(seed)
-torch.set_num_threads(torch_threads)
+repro.seed_everything(P.seed)
+torch.set_num_threads(P.torch_threads)
 OUT = paths.results_dir(NB_ID)
 
 
@@ -141,8 +99,8 @@ label = drift.label
 
 
 def model_method(name: str) -> str:
-    return method if method != "default" else vlm_models.default_method(vlm_models.zoo.answer_format(name)
-                                                                        if name in vlm_models.zoo.names() else "letters")
+    return P.method if P.method != "default" else vlm_models.default_method(
+        vlm_models.zoo.answer_format(name) if name in vlm_models.zoo.names() else "letters")
 
 
 # %% [markdown]
@@ -182,20 +140,21 @@ def model_method(name: str) -> str:
 # their yes/no items with it.
 
 # %%
-items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
-                          max_items=max_items)
-SUBSETS = drift.disjoint_subsets(items.item_id, n_subsets, subset_size, repro.rng(seed, NB_ID, "subsets"))
+items = sweep.item_source(P.items_source, n_per_family=P.n_per_family, seed=P.seed, image_size=P.image_size,
+                          max_items=P.max_items)
+SUBSETS = drift.disjoint_subsets(items.item_id, P.n_subsets, P.subset_size, repro.rng(P.seed, NB_ID, "subsets"))
 items = items[items.item_id.isin(set().union(*SUBSETS))].reset_index(drop=True)
-print(f"{len(SUBSETS)} disjoint subset(s) of {len(SUBSETS[0])} items; shifts {shift_reading}; set-apart instances {set_apart}")
-first = vlm_models.load(MODELS[0], **LOAD)
-print(f"{len(items)} items in {items.task.nunique()} families; {len(NATURAL)} perturbations; models {MODELS}")
+print(f"{len(SUBSETS)} disjoint subset(s) of {len(SUBSETS[0])} items; shifts {P.shift_reading}; "
+      f"set-apart instances {P.set_apart}")
+first = vlm_models.load(P.models[0], **LOAD)
+print(f"{len(items)} items in {items.task.nunique()} families; {len(NATURAL)} perturbations; models {P.models}")
 r0 = items.iloc[0]
-for name, tpl in [("ctx_mcq / ans_mcq", template), ("ctx_open / ans_open", probes.PROBE_TEMPLATES[open_template]),
-                  ("ans_mcq_free", probes.PROBE_TEMPLATES[free_template])]:
+for name, tpl in [("ctx_mcq / ans_mcq", P.template), ("ctx_open / ans_open", probes.PROBE_TEMPLATES[P.open_template]),
+                  ("ans_mcq_free", probes.PROBE_TEMPLATES[P.free_template])]:
     print(f"--- {name} prompt:\n" + vlm_models.build_prompt(first.processor, r0.question, list(r0.options), tpl))
 
-fig = drift.figures.perturbation_examples(data.load_image(r0.image_ref), seed=seed, key=r0.item_id,
-                                         shift=shift_reading)
+fig = drift.figures.perturbation_examples(data.load_image(r0.image_ref), seed=P.seed, key=r0.item_id,
+                                         shift=P.shift_reading)
 figures.save(fig, NB_ID, "fig3-perturbation-examples")
 
 # %% [markdown]
@@ -216,13 +175,14 @@ figures.save(fig, NB_ID, "fig3-perturbation-examples")
 # clean shard keeps the clean vectors, the control pairs and the noise floor.
 
 # %%
-res = drift.natural_predictions(MODELS, items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC, **SWEEP)
-pred, P = res.table, res.probes
+res = drift.natural_predictions(P.models, items, NATURAL, shift=P.shift_reading, methods=METHODS, probes=SPEC, **SWEEP)
+pred, Pall = res.table, res.probes
 print({k: v for k, v in res.summary().items() if k != "seconds"})
-pairs, excluded = drift.table_pairs(drift.flip_pairs(pred), GT, set_apart)
-Pk = drift.table_pairs(P, GT, set_apart)[0]
-print(f"{len(pairs)} perturbation instances in the tables; {len(excluded)} may change the ground truth ({GT}): "
-      + ("kept in the tables and shown apart" if set_apart == "kept" else "left out of the tables, shown apart"))
+pairs, excluded = drift.table_pairs(drift.flip_pairs(pred), P.gt_changing, P.set_apart)
+Pk = drift.table_pairs(Pall, P.gt_changing, P.set_apart)[0]
+print(f"{len(pairs)} perturbation instances in the tables; {len(excluded)} may change the ground truth "
+      f"({P.gt_changing}): "
+      + ("kept in the tables and shown apart" if P.set_apart == "kept" else "left out of the tables, shown apart"))
 clean_acc = pred[pred.perturbation == "clean"].groupby("model").correct.mean()
 display(clean_acc.rename("clean accuracy").to_frame().round(3))
 
@@ -270,8 +230,8 @@ display(t2.assign(perturbation=t2.perturbation.map(label)).round(3))
 
 # %%
 REGIMES3 = list(probes.REGIMES) + ["vision_mean"]
-t3 = drift.across_subsets(lambda P: drift.invariance_table(P, REGIMES3), SUBSETS, ["model", "perturbation", "regime"],
-                          P=Pk)
+t3 = drift.across_subsets(lambda rows: drift.invariance_table(rows, REGIMES3), SUBSETS,
+                          ["model", "perturbation", "regime"], rows=Pk)
 for m, cells in drift.invariance_cells(t3, REGIMES3).items():
     print(f"{m} (cos / L2)")
     display(cells)
@@ -290,15 +250,15 @@ for m, cells in drift.invariance_cells(t3, REGIMES3).items():
 # unrelated image's. Intervals are item-level bootstrap percentiles of the mean drift.
 
 # %%
-t4, t7 = (drift.across_subsets(lambda P, m=m: drift.drift_vs_control(P, drift_regime, m), SUBSETS,
-                               ["model", "perturbation"], P=Pk) for m in ("cos", "l2"))
-t4 = drift.with_interval(t4, Pk, drift_regime, repro.rng(seed, NB_ID, "bootstrap"), n_boot=n_boot)
-print(f"Table 4 — {drift_regime}, cosine distance")
+t4, t7 = (drift.across_subsets(lambda rows, m=m: drift.drift_vs_control(rows, P.drift_regime, m), SUBSETS,
+                               ["model", "perturbation"], rows=Pk) for m in ("cos", "l2"))
+t4 = drift.with_interval(t4, Pk, P.drift_regime, repro.rng(P.seed, NB_ID, "bootstrap"), n_boot=P.n_boot)
+print(f"Table 4 — {P.drift_regime}, cosine distance")
 display(t4.assign(perturbation=t4.perturbation.map(label))[drift.TABLE4_COLUMNS].round(3))
-print(f"Table 7 — {drift_regime}, L2 distance")
+print(f"Table 7 — {P.drift_regime}, L2 distance")
 display(t7.assign(perturbation=t7.perturbation.map(label))[drift.TABLE7_COLUMNS].round(3))
 
-fig = drift.figures.drift_vs_control(Pk, P, t4, MODELS, drift_regime)
+fig = drift.figures.drift_vs_control(Pk, Pall, t4, P.models, P.drift_regime)
 figures.save(fig, NB_ID, "fig1-drift-vs-control")
 
 # %% [markdown]
@@ -314,7 +274,7 @@ figures.save(fig, NB_ID, "fig1-drift-vs-control")
 
 # %%
 curves = drift.layer_curves(Pk, "cos")
-fig = drift.figures.layer_drift_curves(curves, drift.invariance_table(Pk, ALL_REGIMES), P, MODELS, ALL_REGIMES)
+fig = drift.figures.layer_drift_curves(curves, drift.invariance_table(Pk, ALL_REGIMES), Pall, P.models, ALL_REGIMES)
 figures.save(fig, NB_ID, "layer-drift-curves")
 
 floor = pd.concat([drift.noise_floor(Pk, "cos").assign(metric="cos"), drift.noise_floor(Pk, "l2").assign(metric="l2")])
@@ -338,8 +298,8 @@ display(t28.assign(perturbation=t28.perturbation.map(label)).round(3))
 for fig_id, pert in (("fig13", "translate"), ("fig14", "text_overlay")):
     fig = drift.figures.dirichlet_histograms(G, pert)
     figures.save(fig, NB_ID, f"{fig_id}-dirichlet-{pert.replace('_', '-')}")
-print(f"App. E.3 — correlation of ΔE_dir with {drift_regime} cosine drift")
-display(drift.energy_drift_correlation(Pk, drift_regime).round(3))
+print(f"App. E.3 — correlation of ΔE_dir with {P.drift_regime} cosine drift")
+display(drift.energy_drift_correlation(Pk, P.drift_regime).round(3))
 
 # %% [markdown]
 # ## Drift to prior on yes/no questions (§7, App. D; Figs. 10-12)
@@ -351,18 +311,19 @@ display(drift.energy_drift_correlation(Pk, drift_regime).round(3))
 # the clean false positives: a negative shift is a move toward "No".
 
 # %%
-POPE_SWEEP = {**SWEEP, "template": pope_template or template}
-pope_items = sweep.item_source(pope_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
-                               max_items=max_items, param="pope_source") if pope_source else drift.yes_no_subset(items)
-if pope_source or pope_template:
+POPE_SWEEP = {**SWEEP, "template": P.pope_template or P.template}
+pope_items = sweep.item_source(P.pope_source, n_per_family=P.n_per_family, seed=P.seed,
+                               image_size=P.image_size, max_items=P.max_items,
+                               param="pope_source") if P.pope_source else drift.yes_no_subset(items)
+if P.pope_source or P.pope_template:
     print(f"yes/no items scored with {POPE_SWEEP['template']!r}; tokens per option:",
           drift.one_token_options(first.tokenizer))
-    pres = drift.natural_predictions(MODELS, pope_items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC,
+    pres = drift.natural_predictions(P.models, pope_items, NATURAL, shift=P.shift_reading, methods=METHODS, probes=SPEC,
                                      **POPE_SWEEP)
     pope_pred, pope_P = pres.table, pres.probes
 else:
-    pope_pred, pope_P = pred[pred.item_id.isin(pope_items.item_id)], P[P.item_id.isin(pope_items.item_id)]
-blank = sweep.predictions(MODELS, pope_items, {"blank_grey": [1]}, methods=METHODS, corrupt_fn=controls.blank_image,
+    pope_pred, pope_P = pred[pred.item_id.isin(pope_items.item_id)], Pall[Pall.item_id.isin(pope_items.item_id)]
+blank = sweep.predictions(P.models, pope_items, {"blank_grey": [1]}, methods=METHODS, corrupt_fn=controls.blank_image,
                           param_fn=controls.blank_param, **POPE_SWEEP).table
 prior_rows = drift.pope_rows(blank[blank.perturbation == "blank_grey"], pope_items)
 display(drift.prior_summary(prior_rows).round(3))
@@ -372,11 +333,12 @@ shift = drift.margin_shift(pope_rows)
 display(pope.assign(perturbation=pope.perturbation.map(label)).round(3))
 display(shift.assign(perturbation=shift.perturbation.map(label)).round(3))
 
-fig = drift.figures.pope_rates(pope, MODELS, NATURAL)
+fig = drift.figures.pope_rates(pope, P.models, NATURAL)
 figures.save(fig, NB_ID, "fig10-pope-accuracy-and-flip-rate")
-fig = drift.figures.pope_transition_rates(pope, MODELS, NATURAL)
+fig = drift.figures.pope_transition_rates(pope, P.models, NATURAL)
 figures.save(fig, NB_ID, "fig12-pope-transitions")
-fig = drift.figures.pope_drift_energy(drift.drift_by_perturbation(pope, pope_P, drift_regime), MODELS, drift_regime)
+fig = drift.figures.pope_drift_energy(drift.drift_by_perturbation(pope, pope_P, P.drift_regime), P.models,
+                                      P.drift_regime)
 figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
 
 # %% [markdown]
@@ -394,23 +356,23 @@ figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
 # mildest to the harshest ablation. Fig. 19 follows the signed margin of single samples.
 
 # %%
-fitems = drift.spread_items(items, freq_items)
+fitems = drift.spread_items(items, P.freq_items)
 NOISE = {f"noise_{b}": list(range(1, 6)) for b in ("low", "high", "all")}
-noise_pairs = drift.flip_pairs(sweep.predictions(MODELS, fitems, NOISE, methods=METHODS, **SWEEP).table)
+noise_pairs = drift.flip_pairs(sweep.predictions(P.models, fitems, NOISE, methods=METHODS, **SWEEP).table)
 ncurve = drift.flip_curve(noise_pairs)
-fig = drift.frequency_figures.noise_flip_rate(ncurve, MODELS)
+fig = drift.frequency_figures.noise_flip_rate(ncurve, P.models)
 figures.save(fig, NB_ID, "fig17-noise-flip-rate-by-band")
 
-samples = drift.example_items(fitems, example_samples)
-draws = [drift.flip_pairs(sweep.predictions(MODELS[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
-                                            "seed": seed + 1 + k}).table) for k in range(noise_draws)]
+samples = drift.example_items(fitems, P.example_samples)
+draws = [drift.flip_pairs(sweep.predictions(P.models[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
+                                            "seed": P.seed + 1 + k}).table) for k in range(P.noise_draws)]
 per_sample = drift.flip_curve(pd.concat(draws, ignore_index=True), by=["model", "item_id", "perturbation"])
-fig = drift.frequency_figures.per_sample_noise(per_sample, samples.item_id, MODELS[0], noise_draws)
+fig = drift.frequency_figures.per_sample_noise(per_sample, samples.item_id, P.models[0], P.noise_draws)
 figures.save(fig, NB_ID, "fig16-per-sample-noise")
 
 # %%
 levels = list(range(1, len(frequency.FINE_CUTOFFS) + 1))
-abl = sweep.predictions(MODELS, fitems, {"lowpass_fine": levels, "highpass_fine": levels}, methods=METHODS,
+abl = sweep.predictions(P.models, fitems, {"lowpass_fine": levels, "highpass_fine": levels}, methods=METHODS,
                         corrupt_fn=frequency.fine_ablation, param_fn=frequency.fine_param, **SWEEP).table
 abl_pairs = drift.flip_pairs(abl)
 thr = drift.threshold_table(abl_pairs)
@@ -418,8 +380,8 @@ display(drift.threshold_summary(thr).round(3))
 fig = drift.frequency_figures.ablation_thresholds(thr)
 figures.save(fig, NB_ID, "fig18-ablation-flip-thresholds")
 
-acurve = drift.flip_curve(abl_pairs[abl_pairs.model == MODELS[0]], by=["model", "item_id", "perturbation"])
-fig = drift.frequency_figures.ablation_margins(acurve, samples.item_id, MODELS[0])
+acurve = drift.flip_curve(abl_pairs[abl_pairs.model == P.models[0]], by=["model", "item_id", "perturbation"])
+fig = drift.frequency_figures.ablation_margins(acurve, samples.item_id, P.models[0])
 figures.save(fig, NB_ID, "fig19-ablation-margins")
 
 # %% [markdown]
@@ -430,7 +392,7 @@ figures.save(fig, NB_ID, "fig19-ablation-margins")
 # drift is pure phase.
 
 # %%
-sd = drift.instance_spectral_drift(pairs, items, seed, shift_reading)
+sd = drift.instance_spectral_drift(pairs, items, P.seed, P.shift_reading)
 fig = drift.frequency_figures.spectral_drift_by_band(sd, NATURAL)
 figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
 
@@ -449,11 +411,11 @@ figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
 # $1 -$ adversarial accuracy; PFR is the share of predictions that changed.
 
 # %%
-pitems = drift.spread_items(items, pgd_items)
+pitems = drift.spread_items(items, P.pgd_items)
 pimgs = [data.load_image(r) for r in pitems.image_ref]
 clean_p = pred[(pred.perturbation == "clean") & pred.item_id.isin(pitems.item_id)]
-runs = drift.pgd_attacks(MODELS, pitems, pimgs, clean_p, model_method, template=template, seed=seed,
-                         batch_size=batch_size, progress=progress, **LOAD)
+runs = drift.pgd_attacks(P.models, pitems, pimgs, clean_p, model_method, template=P.template, seed=P.seed,
+                         batch_size=P.batch_size, progress=P.progress, **LOAD)
 for m, why in runs.skipped.items():
     print(f"PGD not run for {m}: {why}")
 t29 = attack.pgd_table(clean_p, runs.preds) if runs.preds else pd.DataFrame()
@@ -472,7 +434,7 @@ figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
 # JPEG-70.)
 
 # %%
-photo = sweep.predictions(MODELS, items, {c: [photometric_level] for c in photometric}, methods=METHODS,
+photo = sweep.predictions(P.models, items, {c: [P.photometric_level] for c in P.photometric}, methods=METHODS,
                           **SWEEP).table
 tphoto = drift.ifr_iv(drift.flip_pairs(photo), union=())
 display(pd.concat([tphoto, t1[t1.perturbation.isin(["translate", "pad_crop", "rotate"])]]).pivot_table(
@@ -489,18 +451,19 @@ display(pd.concat([tphoto, t1[t1.perturbation.isin(["translate", "pad_crop", "ro
 # (iv) is judged on all rungs, with intervals, in the observations below.
 
 # %%
-scale_models = LADDER if len(LADDER) >= 2 else MODELS
-if len(LADDER) < 2:
-    print(f"Missing: the zoo holds {len(LADDER)} organism(s) of role 'ladder' (a size ladder needs at least two rungs); "
+scale_models = P.ladder if len(P.ladder) >= 2 else P.models
+if len(P.ladder) < 2:
+    print(f"Missing: the zoo holds {len(P.ladder)} organism(s) of role 'ladder' "
+          "(a size ladder needs at least two rungs); "
           f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) stays undecided.")
-if set(scale_models) <= set(MODELS):  # the probe sweep above already scored them
-    scale_pred, scale_P = pred[pred.model.isin(scale_models)], P[P.model.isin(scale_models)]
+if set(scale_models) <= set(P.models):  # the probe sweep above already scored them
+    scale_pred, scale_P = pred[pred.model.isin(scale_models)], Pall[Pall.model.isin(scale_models)]
 else:  # every rung with its probes, on the same items
-    sres = drift.natural_predictions(scale_models, items, NATURAL, shift=shift_reading, methods=METHODS, probes=SPEC,
+    sres = drift.natural_predictions(scale_models, items, NATURAL, shift=P.shift_reading, methods=METHODS, probes=SPEC,
                                      **SWEEP)
     scale_pred, scale_P = sres.table, sres.probes
-scale_pairs = drift.table_pairs(drift.flip_pairs(scale_pred), GT, set_apart)[0]
-scale_Pk = drift.table_pairs(scale_P, GT, set_apart)[0]
+scale_pairs = drift.table_pairs(drift.flip_pairs(scale_pred), P.gt_changing, P.set_apart)[0]
+scale_Pk = drift.table_pairs(scale_P, P.gt_changing, P.set_apart)[0]
 sizes = drift.model_sizes(scale_models, lambda n: vlm_models.load(n, **LOAD),
                           lambda n: vlm_models.zoo.meta(n) if n in vlm_models.zoo.names() else None)
 t5 = drift.with_similarity(drift.scale_table(scale_pred, scale_pairs, sizes), scale_Pk, list(probes.REGIMES))
@@ -514,10 +477,12 @@ figures.save(fig, NB_ID, "fig2-fig5-scale")
 
 # %%
 cross = []
-for src in cross_sources:
-    citems = sweep.item_source(src, n_per_family=n_per_family, seed=seed, image_size=image_size, max_items=max_items)
+for src in P.cross_sources:
+    citems = sweep.item_source(src, n_per_family=P.n_per_family, seed=P.seed, image_size=P.image_size,
+                               max_items=P.max_items)
     cpairs = drift.table_pairs(drift.flip_pairs(drift.natural_predictions(
-        MODELS, citems, NATURAL, shift=shift_reading, methods=METHODS, **SWEEP).table), GT, set_apart)[0]
+        P.models, citems, NATURAL, shift=P.shift_reading, methods=METHODS, **SWEEP).table), P.gt_changing,
+        P.set_apart)[0]
     cross.append(drift.ifr_iv(cpairs).assign(source=src))
 if cross:
     display(pd.concat(cross).round(3))
@@ -538,10 +503,10 @@ else:
 
 # %%
 run = drift.DriftRun(pairs=pairs, probes=Pk, pope=pope_rows, prior=prior_rows, pgd=runs.preds,
-                     regime=drift_regime)
+                     regime=P.drift_regime)
 ladder_run = drift.Ladder(scale_pred, scale_pairs, sizes, probes=scale_Pk,
-                          note="" if len(LADDER) >= 2 else " (no role ladder in the zoo)")
-obs = drift.findings_table(run, ladder_run, n_boot=n_boot, seed=seed)
+                          note="" if len(P.ladder) >= 2 else " (no role ladder in the zoo)")
+obs = drift.findings_table(run, ladder_run, n_boot=P.n_boot, seed=P.seed)
 with pd.option_context("display.max_colwidth", None):
     display(obs)
 
@@ -553,7 +518,7 @@ with pd.option_context("display.max_colwidth", None):
 
 # %%
 pred.to_parquet(OUT / "predictions.parquet", index=False)
-P.drop(columns=["state", "state_layers"]).to_parquet(OUT / "probes.parquet", index=False)
+Pall.drop(columns=["state", "state_layers"]).to_parquet(OUT / "probes.parquet", index=False)
 for name, df in {"table1_ifr_iv": t1, "table1_set_apart": t1_apart, "overlay_decomposition": dec,
                  "table2_transitions": t2, "table3_invariance": t3, "table4_drift_vs_control_cos": t4,
                  "table7_drift_vs_control_l2": t7, "layer_curves": curves, "noise_floor": floor,
@@ -587,7 +552,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # number of pixels.
 
 # %%
-teaching.exercise_05_1(pairs, shift_reading)
+teaching.exercise_05_1(pairs, P.shift_reading)
 
 # %% [markdown]
 # ### Exercise 2: Break "drift is far above numerical noise" on purpose
@@ -602,7 +567,7 @@ teaching.exercise_05_1(pairs, shift_reading)
 # 100 times the largest floor: at that precision the smallest drifts can no longer be told from rounding.
 
 # %%
-teaching.exercise_05_2(floor, dtype)
+teaching.exercise_05_2(floor, P.dtype)
 
 # %% [markdown]
 # ### Exercise 3: Scale does not buy robustness

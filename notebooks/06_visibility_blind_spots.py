@@ -31,7 +31,7 @@ import torch
 from IPython.display import display
 
 import vlmrobust.teaching as teaching
-from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep, synth
+from vlmrobust import corrupt, data, depth, figures, paths, repro, schema, sweep
 from vlmrobust.analysis import visibility
 from vlmrobust.models import zoo
 from vlmrobust.models.prompts import CONFIDENCE_WORDINGS, TEMPLATES
@@ -76,60 +76,26 @@ dask_scheduler: str = ""  # address of a running Dask scheduler to use instead o
 progress: bool = True  # progress bars
 
 # %%
-MODELS = sweep.resolve_models(models, default=("evaluated", "control"))
-items_source = params.check("items_source", items_source, str, choices=["synth", "coco"])
-n_scenes = params.check("n_scenes", n_scenes, int, lo=2, hi=100_000)
-image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
-seed = params.check("seed", seed, int, lo=0)
-t2_question = params.check("t2_question", t2_question, str, choices=list(scenes_mod.QUESTIONS))
-wording = params.check("wording", wording, str, choices=list(scenes_mod.WORDINGS))
-internal = params.check("internal", internal, str, choices=list(visibility.INTERNAL))
-abstain_mid = params.check("abstain_mid", abstain_mid, str, choices=list(visibility.ABSTAIN_MIDS))
-ladder = params.check("ladder", ladder, str, choices=["paper", "extended"])
-sky_depth_m = params.check("sky_depth_m", sky_depth_m, float, lo=0.0)
-sky_only = params.check("sky_only", sky_only, bool)
-depth_provider = params.check("depth_provider", depth_provider, str, choices=list(depth.PROVIDERS))
-depth_fov_deg = params.check("depth_fov_deg", depth_fov_deg, float, lo=1.0, hi=179.0)
-plane_m = params.check("plane_m", plane_m, float, lo=0.0, lo_open=True)
-verbal = params.check("verbal", verbal, str, choices=["auto", "all", "none"])
-table6_scenes = params.check("table6_scenes", table6_scenes, int, lo=0)
-n_boot = params.check("n_boot", n_boot, int, lo=0, hi=100_000)
-min_gap = params.check("min_gap", min_gap, float, lo=0.0, hi=1.0)
-murky_m = params.check("murky_m", murky_m, float, lo=0.0, lo_open=True)
-n_fog_scenes = params.check("n_fog_scenes", n_fog_scenes, int, lo=0)
-batch_size = params.check("batch_size", batch_size, int, lo=1, hi=512)
-torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
-progress = params.check("progress", progress, bool)
-executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
-if items_source == "coco" and not (coco_annotations and coco_images):
-    raise params.ParameterError("items_source 'coco' needs parameters 'coco_annotations' (instances JSON) and "
-                                "'coco_images' (the image folder)")
-if items_source == "synth" and depth_provider == "pipeline" and not depth_model:
-    raise params.ParameterError("depth_provider 'pipeline' needs parameter 'depth_model' (a metric depth model)")
-if items_source == "coco" and depth_provider == "exact":
-    raise params.ParameterError("real images have no exact depth: set depth_provider to 'pipeline' or 'plane'")
-if depth_provider == "pipeline" and not depth_model:
-    raise params.ParameterError("depth_provider 'pipeline' needs parameter 'depth_model' (a metric depth model)")
-
-BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in MODELS}
-SKY_CAP = sky_depth_m if sky_depth_m > 0 else math.inf
+P = visibility.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
+BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in P.models}
+SKY_CAP = P.sky_depth_m if P.sky_depth_m > 0 else math.inf
 ARMS = {"fog_physical+box": "fog", "underwater+box": "water"}
 EXT = {"fog_physical_ext+box": "fog", "underwater_ext+box": "water"}
 ARM_LEVELS = {name: list(corrupt.info(name).levels) for name in ARMS}
-if ladder == "extended":  # the six levels above 250 m; the paper's eight come from the arms above
+if P.ladder == "extended":  # the six levels above 250 m; the paper's eight come from the arms above
     ARM_LEVELS.update({name: list(range(1, 7)) for name in EXT})
     ARMS = {**ARMS, **EXT}
 LEVEL_OF = {n: {corrupt.info(n).param(lv): lv for lv in lvs} for n, lvs in ARM_LEVELS.items()}
 FULL_CONDITIONS = {"blank+box": [1]}  # every abstain variant: Table VIII reads both abstain rates on the blank image
 PLAIN_CONDITIONS = {"fog+box": [1, 2, 3, 4, 5]}  # accuracy only (Tables VII, VIII): questions without abstain
-if sky_only:
+if P.sky_only:
     PLAIN_CONDITIONS.update({"sky_only_fog+box": [1], "sky_only_water+box": [1]})
-SWEEP = dict(seed=seed, batch_size=batch_size, torch_threads=torch_threads, progress=progress)
-repro.seed_everything(seed)
-torch.set_num_threads(torch_threads)
+SWEEP = dict(seed=P.seed, batch_size=P.batch_size, torch_threads=P.torch_threads, progress=P.progress)
+repro.seed_everything(P.seed)
+torch.set_num_threads(P.torch_threads)
 OUT = paths.results_dir(NB_ID)
-COLORS = figures.model_colors(MODELS)
-print(f"models: {MODELS}")
+COLORS = figures.model_colors(P.models)
+print(f"models: {P.models}")
 print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b) or "no control organism in the zoo "
                         "(no aware organism, no talker): the positive control and the verbal lens are not available"))
 
@@ -182,36 +148,36 @@ print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b
 # water arms the synthetic sky sits at `sky_depth_m` = 80 m, as a metric depth model would place it.
 
 # %%
-if items_source == "synth":
-    SCENES = scenes_mod.synth_scenes(n_scenes, seed, image_size, question=t2_question)
-    PROVIDER = None if depth_provider == "exact" else depth.make_provider(
-        depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m)
+if P.items_source == "synth":
+    SCENES = scenes_mod.synth_scenes(P.n_scenes, P.seed, P.image_size, question=P.t2_question)
+    PROVIDER = None if P.depth_provider == "exact" else depth.make_provider(
+        P.depth_provider, model=P.depth_model, fov_deg=P.depth_fov_deg, plane_m=P.plane_m)
     SCENES_RAW = depth.attach_depth(SCENES, PROVIDER)  # the depth without a sky cap (sky-only control, Table VII)
     SCENES_ARM = depth.attach_depth(SCENES_RAW, None, sky_cap_m=SKY_CAP)
 else:
-    PROVIDER = depth.make_provider(depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m)
-    SCENES_RAW = depth.real_scenes(coco_annotations, coco_images, n_scenes, seed, PROVIDER, progress=progress)
+    PROVIDER = depth.make_provider(P.depth_provider, model=P.depth_model, fov_deg=P.depth_fov_deg, plane_m=P.plane_m)
+    SCENES_RAW = depth.real_scenes(P.coco_annotations, P.coco_images, P.n_scenes, P.seed, PROVIDER, progress=P.progress)
     SCENES_ARM = depth.attach_depth(SCENES_RAW, None, sky_cap_m=SKY_CAP)
-ITEMS = scenes_mod.scene_items(SCENES_RAW, wording=wording)
-ITEMS_ARM = scenes_mod.scene_items(SCENES_ARM, wording=wording)
+ITEMS = scenes_mod.scene_items(SCENES_RAW, wording=P.wording)
+ITEMS_ARM = scenes_mod.scene_items(SCENES_ARM, wording=P.wording)
 META = scenes_mod.item_meta(ITEMS)
 PLAIN = ITEMS[META.loc[ITEMS.item_id, "abstain"].to_numpy() == "none"].reset_index(drop=True)
 PLAIN_ARM = ITEMS_ARM[ITEMS_ARM.item_id.isin(PLAIN.item_id)].reset_index(drop=True)
-SHUFFLED = scenes_mod.shuffled_items(PLAIN, SCENES_RAW, seed)
-print(f"{len(SCENES_RAW)} scenes ({items_source}), {len(ITEMS)} questions "
+SHUFFLED = scenes_mod.shuffled_items(PLAIN, SCENES_RAW, P.seed)
+print(f"{len(SCENES_RAW)} scenes ({P.items_source}), {len(ITEMS)} questions "
       f"({(ITEMS.task == 't2').sum()} t2, {(ITEMS.task == 't3').sum()} t3 over "
       f"{len(scenes_mod.ABSTAIN_VARIANTS)} abstain variants); depth: "
       f"{'exact synthetic ray distance' if PROVIDER is None else PROVIDER.name}; sky depth in the arms: "
       f"{'infinite' if math.isinf(SKY_CAP) else f'{SKY_CAP:g} m'}")
 display(ITEMS[ITEMS.item_id.str.startswith(SCENES_RAW.scene_id[0])][["item_id", "task", "question", "options",
                                                                     "answer_idx", "abstain_idx"]])
-tpl_t2, _ = scenes_mod.templates(wording, "t2", "none")
+tpl_t2, _ = scenes_mod.templates(P.wording, "t2", "none")
 print(f"prompt template {tpl_t2!r} ({TEMPLATES[tpl_t2].source})")
 
 # %%
 sc0 = SCENES_RAW.iloc[0]
 fig = visibility.figures.scene_figure(data.load_image(sc0.image_ref), data.load_depth(sc0.depth_ref), sc0.scene_id,
-                                      data.load_image(SHUFFLED.image_ref[0]), seed=seed)
+                                      data.load_image(SHUFFLED.image_ref[0]), seed=P.seed)
 figures.save(fig, NB_ID, "fig2-scene-under-degradations")
 plt.show()
 
@@ -234,8 +200,8 @@ plt.show()
 # paper's eight levels on 1,000 COCO scenes. Scenes are few by default (`n_scenes`), so the intervals are wide.
 
 # %%
-CLIENT = sweep.notebook_client(executor, scheduler, dask_workers)  # one cluster for every sweep below
-SWEEP |= dict(executor=executor, client=CLIENT)
+CLIENT = sweep.notebook_client(P.executor, P.dask_scheduler, P.dask_workers)  # one cluster for every sweep below
+SWEEP |= dict(executor=P.executor, client=CLIENT)
 
 
 def score(models_, items_, conditions, methods=None, confidence="v1", include_clean=True):
@@ -245,7 +211,7 @@ def score(models_, items_, conditions, methods=None, confidence="v1", include_cl
     meta = scenes_mod.item_meta(items_)
     groups: dict[tuple, list] = {}
     for iid, task in zip(items_.item_id, items_.task, strict=True):
-        tpl, meth = scenes_mod.templates(wording, task, meta.loc[iid, "abstain"], confidence)
+        tpl, meth = scenes_mod.templates(P.wording, task, meta.loc[iid, "abstain"], confidence)
         groups.setdefault((tpl, tuple(meth) if meth else None), []).append(iid)
     parts = []
     for (tpl, meth), ids in groups.items():
@@ -259,14 +225,14 @@ def score(models_, items_, conditions, methods=None, confidence="v1", include_cl
 
 ARM_CONDITIONS = {n: ARM_LEVELS[n] for n in ARMS}
 if math.isinf(SKY_CAP):
-    parts = [score(MODELS, ITEMS, {**ARM_CONDITIONS, **FULL_CONDITIONS})]
+    parts = [score(P.models, ITEMS, {**ARM_CONDITIONS, **FULL_CONDITIONS})]
 else:  # capped sky depth in the arms only; clean and the controls keep the scenes' own depth
-    parts = [score(MODELS, ITEMS, FULL_CONDITIONS), score(MODELS, ITEMS_ARM, ARM_CONDITIONS, include_clean=False)]
-PRED = pd.concat(parts + [score(MODELS, PLAIN, PLAIN_CONDITIONS, include_clean=False)], ignore_index=True)
-PRED_SHUF = score(MODELS, SHUFFLED, {})
-PROBE = score(MODELS, PLAIN, {}, methods=["verbal"])
-PARSE_CLEAN = PROBE.groupby("model")["verbal_conf"].apply(lambda s: float(s.notna().mean())).reindex(MODELS)
-VERBAL_MODELS = [m for m in MODELS if verbal == "all" or (verbal == "auto" and PARSE_CLEAN[m] > 0)]
+    parts = [score(P.models, ITEMS, FULL_CONDITIONS), score(P.models, ITEMS_ARM, ARM_CONDITIONS, include_clean=False)]
+PRED = pd.concat(parts + [score(P.models, PLAIN, PLAIN_CONDITIONS, include_clean=False)], ignore_index=True)
+PRED_SHUF = score(P.models, SHUFFLED, {})
+PROBE = score(P.models, PLAIN, {}, methods=["verbal"])
+PARSE_CLEAN = PROBE.groupby("model")["verbal_conf"].apply(lambda s: float(s.notna().mean())).reindex(P.models)
+VERBAL_MODELS = [m for m in P.models if P.verbal == "all" or (P.verbal == "auto" and PARSE_CLEAN[m] > 0)]
 verbal_conds = {**ARM_CONDITIONS, "blank+box": [1]}
 if math.isinf(SKY_CAP):
     PRED_VERBAL = score(VERBAL_MODELS, PLAIN, verbal_conds, methods=["verbal"])
@@ -276,7 +242,7 @@ else:
                                    include_clean=False)], ignore_index=True)
 PRED_VERBAL = pd.concat([PRED_VERBAL, PROBE[~PROBE.model.isin(VERBAL_MODELS)]], ignore_index=True)
 display(pd.DataFrame({"clean parse rate of 'Confidence: N'": PARSE_CLEAN.round(3),
-                      "verbal sweep": ["yes" if m in VERBAL_MODELS else "n/a" for m in MODELS]}))
+                      "verbal sweep": ["yes" if m in VERBAL_MODELS else "n/a" for m in P.models]}))
 ALL = pd.concat([PRED, PRED_VERBAL], ignore_index=True)
 methods_used = PRED.groupby("model")["method"].agg(lambda s: ", ".join(sorted(set(s))))
 print("scoring methods: " + ", ".join(f"{m}: {k}" for m, k in methods_used.items()))
@@ -291,14 +257,14 @@ print("scoring methods: " + ", ".join(f"{m}: {k}" for m, k in methods_used.items
 # tell, the image is too unclear to decide.") and with "I don't know" (abstain 2).
 
 # %%
-LONG = visibility.signals_long(ALL, ITEMS, ARMS, internal=internal)  # ITEMS_ARM has the same ids and meta
+LONG = visibility.signals_long(ALL, ITEMS, ARMS, internal=P.internal)  # ITEMS_ARM has the same ids and meta
 CUBE = visibility.signal_cube(LONG)
 MEANS = visibility.level_means(CUBE)
 tables_9_10 = visibility.signal_tables(CUBE, MEANS)
 for task, label in [("t2", "Table IX: identification (t2)"), ("t3", "Table X: verification (t3)")]:
     print(label + "; NaN: not available (no parseable verbalized confidence)")
     display(tables_9_10[tables_9_10.task == task].round(2))
-PARSE = visibility.parse_rate_table(visibility.condition_summary(PRED_VERBAL, PLAIN, internal=internal), ARMS)
+PARSE = visibility.parse_rate_table(visibility.condition_summary(PRED_VERBAL, PLAIN, internal=P.internal), ARMS)
 print("parse rate of the verbalized confidence ('Confidence: N') per level (clean only for models not swept):")
 display(PARSE.round(2))
 
@@ -346,20 +312,20 @@ display(table_4.round(2))
 # every level, signal and arm resampled together), seeded, all cells in one vectorised pass.
 
 # %%
-display(visibility.abstain_mid_comparison(20_000, repro.rng(NB_ID, "abstain-mid", seed)).round(4))
-SPOTS = visibility.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
-                                   min_gap=min_gap, abstain_mid=abstain_mid)
+display(visibility.abstain_mid_comparison(20_000, repro.rng(NB_ID, "abstain-mid", P.seed)).round(4))
+SPOTS = visibility.blind_spot_table(CUBE, P.n_boot, repro.rng(NB_ID, "bootstrap", P.seed) if P.n_boot else None,
+                                   min_gap=P.min_gap, abstain_mid=P.abstain_mid)
 table_5 = visibility.table_v(SPOTS)
 display(table_5)
 print("flags: " + ("; ".join(sorted({f"{r.model} {r.task} {r.arm} {r.signal}: {r.flag}"
                                      for r in SPOTS.itertuples() if r.flag})) or "none"))
-check = visibility.blind_spot_table(CUBE, n_boot, repro.rng(NB_ID, "bootstrap", seed) if n_boot else None,
-                                   min_gap=min_gap, abstain_mid=abstain_mid)
+check = visibility.blind_spot_table(CUBE, P.n_boot, repro.rng(NB_ID, "bootstrap", P.seed) if P.n_boot else None,
+                                   min_gap=P.min_gap, abstain_mid=P.abstain_mid)
 print("a second bootstrap with the same seed gives identical intervals:",
       bool(np.array_equal(check[["w_lo", "w_hi"]].to_numpy(), SPOTS[["w_lo", "w_hi"]].to_numpy(), equal_nan=True)))
 
 # %%
-fig = visibility.figures.blind_spot_figure(SPOTS, MODELS)
+fig = visibility.figures.blind_spot_figure(SPOTS, P.models)
 figures.save(fig, NB_ID, "fig4-blind-spot-width")
 plt.show()
 
@@ -374,9 +340,9 @@ plt.show()
 # %%
 CAL = visibility.calibration_by_level(LONG)
 display(visibility.calibration_wide(CAL).round(2))
-REL, REL_SUM = visibility.pooled_reliability(LONG, task="t2", max_v=murky_m)
+REL, REL_SUM = visibility.pooled_reliability(LONG, task="t2", max_v=P.murky_m)
 display(REL_SUM.round(3))
-fig = visibility.figures.reliability_figure(REL, REL_SUM, MODELS, murky_m)
+fig = visibility.figures.reliability_figure(REL, REL_SUM, P.models, P.murky_m)
 figures.save(fig, NB_ID, "fig5-reliability-murky-vs-clean")
 plt.show()
 
@@ -393,12 +359,12 @@ plt.show()
 # would measure that cue.
 
 # %%
-fig = visibility.figures.abstain_figure(CUBE, MEANS, MODELS)
+fig = visibility.figures.abstain_figure(CUBE, MEANS, P.models)
 figures.save(fig, NB_ID, "fig6-abstain-wordings")
 plt.show()
 
 ACC_T = visibility.accuracy_vs_transmittance(LONG, ARMS, LEVEL_OF)
-fig = visibility.figures.transmittance_figure(ACC_T, MODELS, COLORS, min_n=5)
+fig = visibility.figures.transmittance_figure(ACC_T, P.models, COLORS, min_n=5)
 figures.save(fig, NB_ID, "accuracy-vs-object-transmittance")
 plt.show()
 
@@ -411,17 +377,17 @@ plt.show()
 
 # %%
 print("\n".join(f"{k}: {v}" for k, v in CONFIDENCE_WORDINGS.items()))
-t6_scene_ids = set(SCENES_RAW.scene_id[: min(table6_scenes, len(SCENES_RAW))])
+t6_scene_ids = set(SCENES_RAW.scene_id[: min(P.table6_scenes, len(SCENES_RAW))])
 T6_ITEMS = PLAIN_ARM[(PLAIN_ARM.task == "t2")
                      & PLAIN_ARM.item_id.map(lambda i: META.loc[i, "scene"] in t6_scene_ids)]
 T6_CONDS = {"fog_physical+box": [3, 5, 6, 8], "underwater+box": [4]}
 if VERBAL_MODELS and len(T6_ITEMS):
     T6 = {v: score(VERBAL_MODELS, T6_ITEMS.reset_index(drop=True), T6_CONDS, methods=["verbal"], confidence=v)
           for v in ("v1", "v2", "v3")}
-    acc_main = visibility.condition_summary(PRED[PRED.item_id.isin(T6_ITEMS.item_id)], T6_ITEMS, internal=internal)
+    acc_main = visibility.condition_summary(PRED[PRED.item_id.isin(T6_ITEMS.item_id)], T6_ITEMS, internal=P.internal)
     table_6 = visibility.verbal_wordings_table(T6, acc_main)
 else:
-    table_6 = pd.DataFrame({"model": MODELS, "note": "n/a: no parseable verbalized confidence (no talker)"})
+    table_6 = pd.DataFrame({"model": P.models, "note": "n/a: no parseable verbalized confidence (no talker)"})
 display(table_6.round(2) if "accuracy" in table_6 else table_6)
 
 # %% [markdown]
@@ -436,15 +402,15 @@ display(table_6.round(2) if "accuracy" in table_6 else table_6)
 # fog accuracy interpolated at the median $V_{\mathrm{eq}}$.
 
 # %%
-fog_sc = SCENES_ARM if not n_fog_scenes else SCENES_ARM.head(n_fog_scenes)  # the depth the arms see
+fog_sc = SCENES_ARM if not P.n_fog_scenes else SCENES_ARM.head(P.n_fog_scenes)  # the depth the arms see
 PER7, TABLE7 = visibility.imagenet_fog_visibility([data.load_image(r) for r in fog_sc.clean_ref],
                                                   [data.load_depth(r) for r in fog_sc.depth_ref], list(fog_sc.scene_id),
-                                                  seed=seed)
-summ = visibility.condition_summary(PRED, ITEMS, internal=internal)
-table_7 = visibility.fog_severity_table(TABLE7, summ, CUBE, MEANS, MODELS)
+                                                  seed=P.seed)
+summ = visibility.condition_summary(PRED, ITEMS, internal=P.internal)
+table_7 = visibility.fog_severity_table(TABLE7, summ, CUBE, MEANS, P.models)
 display(table_7.round(3))
 
-fig = visibility.figures.imagenet_fog_figure(table_7, summ, CUBE, MEANS, MODELS, COLORS)
+fig = visibility.figures.imagenet_fog_figure(table_7, summ, CUBE, MEANS, P.models, COLORS)
 figures.save(fig, NB_ID, "fig7-imagenet-fog-on-metre-axis")
 plt.show()
 
@@ -457,9 +423,9 @@ plt.show()
 # only the sky by the veiling light (t = 1 elsewhere).
 
 # %%
-summ_verbal = visibility.condition_summary(PRED_VERBAL, PLAIN, internal=internal)
-shuf = visibility.condition_summary(PRED_SHUF, SHUFFLED, internal=internal)
-table_8 = visibility.controls_table(summ, shuf, summ_verbal, MODELS, sky_only=sky_only)
+summ_verbal = visibility.condition_summary(PRED_VERBAL, PLAIN, internal=P.internal)
+shuf = visibility.condition_summary(PRED_SHUF, SHUFFLED, internal=P.internal)
+table_8 = visibility.controls_table(summ, shuf, summ_verbal, P.models, sky_only=P.sky_only)
 display(table_8.round(2))
 
 # %% [markdown]
@@ -478,16 +444,16 @@ display(table_8.round(2))
 # so its abstain curve under fog (Fig. 3, Table V) is a measurement of what it generalised, whatever it is.
 
 # %%
-COND = visibility.condition_means(visibility.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=internal),
-                                  n_boot, repro.rng(NB_ID, "obs-conditions", seed))
-WORD = visibility.condition_means(visibility.wording_rows(T6, T6_ITEMS), n_boot,
-                                  repro.rng(NB_ID, "obs-wordings", seed)) \
+COND = visibility.condition_means(visibility.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=P.internal),
+                                  P.n_boot, repro.rng(NB_ID, "obs-conditions", P.seed))
+WORD = visibility.condition_means(visibility.wording_rows(T6, T6_ITEMS), P.n_boot,
+                                  repro.rng(NB_ID, "obs-wordings", P.seed)) \
     if VERBAL_MODELS and len(T6_ITEMS) else None
 OBS = visibility.visibility_observations(
-    CUBE, SPOTS, n_boot=n_boot, boot_rng=repro.rng(NB_ID, "bootstrap", seed), per7=PER7, cond=COND, wordings=WORD,
+    CUBE, SPOTS, n_boot=P.n_boot, boot_rng=repro.rng(NB_ID, "bootstrap", P.seed), per7=PER7, cond=COND, wordings=WORD,
     long=LONG, distances=META.groupby("scene")["target_distance_m"].first().to_dict(), behaviours=BEHAVIOUR,
-    rng=repro.rng(NB_ID, "observations", seed), models=MODELS, min_gap=min_gap, abstain_mid=abstain_mid,
-    murky_m=murky_m)
+    rng=repro.rng(NB_ID, "observations", P.seed), models=P.models, min_gap=P.min_gap, abstain_mid=P.abstain_mid,
+    murky_m=P.murky_m)
 with pd.option_context("display.max_colwidth", 400):
     display(OBS)
 
@@ -515,10 +481,10 @@ CAL.to_csv(OUT / "calibration_by_level.csv", index=False, float_format="%.6g")
 REL.to_csv(OUT / "reliability_fig5.csv", index=False, float_format="%.6g")
 ACC_T.to_csv(OUT / "accuracy_vs_transmittance.csv", index=False, float_format="%.6g")
 OBS.to_csv(OUT / "observations.csv", index=False)
-(OUT / "scenes.json").write_text(json.dumps({"n_scenes": len(SCENES_RAW), "source": items_source,
+(OUT / "scenes.json").write_text(json.dumps({"n_scenes": len(SCENES_RAW), "source": P.items_source,
                                              "depth": "exact" if PROVIDER is None else PROVIDER.name,
                                              "sky_depth_m": None if math.isinf(SKY_CAP) else SKY_CAP,
-                                             "t2_question": t2_question}, indent=1))
+                                             "t2_question": P.t2_question}, indent=1))
 repro.save_env_snapshot(OUT)
 print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 
@@ -574,4 +540,4 @@ teaching.exercise_06_2(tables_9_10)
 # (not a bound) above 250 m.
 
 # %%
-teaching.exercise_06_3(SPOTS, ladder)
+teaching.exercise_06_3(SPOTS, P.ladder)

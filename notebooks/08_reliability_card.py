@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, depth, figures, params, paths, probes, repro, sweep, synth, teaching
+from vlmrobust import depth, figures, paths, probes, repro, sweep, teaching
 from vlmrobust.analysis import card
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.models import zoo
@@ -67,53 +67,22 @@ dask_scheduler: str = ""  # address of a running Dask scheduler to use instead o
 progress: bool = True  # progress bars
 
 # %%
-IMAGENET_C = list(corrupt.manifest("imagenet_c"))
-imagenet_c = params.check_list("imagenet_c", imagenet_c, str, choices=IMAGENET_C, min_len=0) or [
-    p for p in corrupt.default_sweep() if p in IMAGENET_C]
-severities = params.check_list("severities", severities, int, lo=1, hi=5)
-ladder_levels = params.check_list("ladder_levels", ladder_levels, int, lo=1, hi=4)
-visibility_levels = params.check_list("visibility_levels", visibility_levels, int, lo=1, hi=8, min_len=2)
-n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=10_000)
-image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)
-max_items = params.check("max_items", max_items, int, lo=0)
-n_orders = params.check("n_orders", n_orders, int, lo=0, hi=23)
-method = params.check("method", method, str, choices=["default", "letter", "loglik"])
-drift_regime = params.check("drift_regime", drift_regime, str, choices=list(probes.REGIMES))
-n_control = params.check("n_control", n_control, int, lo=10)
-max_new_tokens = params.check("max_new_tokens", max_new_tokens, int, lo=1, hi=64)
-internal = params.check("internal", internal, str, choices=["token_prob", "confidence"])
-seed = params.check("seed", seed, int, lo=0)
-n_boot = params.check("n_boot", n_boot, int, lo=10, hi=100_000)
-ci = params.check("ci", ci, float, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-batch_size = params.check("batch_size", batch_size, int, lo=1, hi=4096)
-depth_provider = params.check("depth_provider", depth_provider, str, choices=list(depth.PROVIDERS))
-if depth_provider == "pipeline" and not depth_model:
-    raise params.ParameterError("parameter 'depth_model' must name a metric depth model (hub id or folder) when "
-                                "depth_provider is 'pipeline', e.g. depth-anything/Depth-Anything-V2-Metric-Outdoor-Large-hf")
-depth_fov_deg = params.check("depth_fov_deg", depth_fov_deg, float, lo=1.0, hi=179.0)
-plane_m = params.check("plane_m", plane_m, float, lo=0.0, lo_open=True)
-device = params.check("device", device, str)
-dtype = params.check("dtype", dtype, str, choices=["", "float32", "float16", "bfloat16"])
-torch_threads = params.check("torch_threads", torch_threads, int, lo=1, hi=256)
-progress = params.check("progress", progress, bool)
-MODELS = sweep.resolve_models(models, default=["evaluated", "control"])
-reference = params.check("reference", reference, str, choices=MODELS)
-sweep.item_source_kind(items_source)  # checks the source before any work
-executor, dask_workers, scheduler = sweep.check_executor(executor, dask_workers, dask_scheduler)
-CONDITIONS = card.card_conditions(imagenet_c, severities, ladder_levels=ladder_levels,
-                                  visibility_levels=visibility_levels)
+P = card.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
+CONDITIONS = card.card_conditions(P.imagenet_c, P.severities, ladder_levels=P.ladder_levels,
+                                  visibility_levels=P.visibility_levels)
 TRAV = {esc.DIRECTION_LABELS[d]: n for d, n in esc.traversal_names("mean").items()}
-SWEEP = dict(methods=None if method == "default" else [method], batch_size=batch_size, torch_threads=torch_threads,
-             executor=executor, client=scheduler or None, dask_workers=dask_workers if not scheduler else 0,
-             progress=progress, device=device, dtype=dtype or None)
-PROVIDER = None if depth_provider == "exact" else depth.make_provider(
-    depth_provider, model=depth_model, fov_deg=depth_fov_deg, plane_m=plane_m, device=device)
-BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in MODELS}
-COLORS = figures.model_colors(MODELS)
+SWEEP = dict(methods=None if P.method == "default" else [P.method], batch_size=P.batch_size,
+             torch_threads=P.torch_threads, executor=P.executor, client=P.dask_scheduler or None,
+             dask_workers=P.dask_workers if not P.dask_scheduler else 0, progress=P.progress, device=P.device,
+             dtype=P.dtype or None)
+PROVIDER = None if P.depth_provider == "exact" else depth.make_provider(
+    P.depth_provider, model=P.depth_model, fov_deg=P.depth_fov_deg, plane_m=P.plane_m, device=P.device)
+BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in P.models}
+COLORS = figures.model_colors(P.models)
 OUT = paths.results_dir(NB_ID)
-repro.seed_everything(seed)
-print(f"{len(MODELS)} models, reference {reference}; {sum(len(v) for v in CONDITIONS.values())} corrupted "
-      f"conditions; {n_orders} option orders")
+repro.seed_everything(P.seed)
+print(f"{len(P.models)} models, reference {P.reference}; {sum(len(v) for v in CONDITIONS.values())} corrupted "
+      f"conditions; {P.n_orders} option orders")
 
 # %% [markdown]
 # ## One sweep
@@ -133,11 +102,11 @@ print(f"{len(MODELS)} models, reference {reference}; {sum(len(v) for v in CONDIT
 # images have no depth map of their own: set `depth_provider` to `pipeline` (a metric depth model) or `plane`.
 
 # %%
-items = sweep.item_source(items_source, n_per_family=n_per_family, seed=seed, image_size=image_size,
-                          max_items=max_items)
+items = sweep.item_source(P.items_source, n_per_family=P.n_per_family, seed=P.seed, image_size=P.image_size,
+                          max_items=P.max_items)
 items = card.with_depth(items, PROVIDER)  # fog and water need a depth map: the synthetic world's, or a provider's
-SPEC = probes.ProbeSpec(max_new_tokens=max_new_tokens, n_control=n_control)
-INP = card.card_predictions(MODELS, items, CONDITIONS, n_orders=n_orders, probes=SPEC, seed=seed, **SWEEP)
+SPEC = probes.ProbeSpec(max_new_tokens=P.max_new_tokens, n_control=P.n_control)
+INP = card.card_predictions(P.models, items, CONDITIONS, n_orders=P.n_orders, probes=SPEC, seed=P.seed, **SWEEP)
 print(f"{len(items)} questions; {len(INP.pred):,} prediction rows, {len(INP.probes):,} probe rows")
 display(pd.DataFrame(INP.summary).T[["shards", "done", "cached", "rows", "seconds"]])
 
@@ -161,9 +130,9 @@ display(pd.DataFrame(INP.summary).T[["shards", "done", "cached", "rows", "second
 #   whose chosen *content* changes (the position rate: it kept the position while the content there changed).
 
 # %%
-CARD, LENS = card.card_table(INP, reference=reference, imagenet_c=imagenet_c, traversals=TRAV,
-                             ladders=list(card.LADDERS), drift_regime=drift_regime, internal=internal,
-                             n_boot=n_boot, seed=seed, ci=ci)
+CARD, LENS = card.card_table(INP, reference=P.reference, imagenet_c=P.imagenet_c, traversals=TRAV,
+                             ladders=list(card.LADDERS), drift_regime=P.drift_regime, internal=P.internal,
+                             n_boot=P.n_boot, seed=P.seed, ci=P.ci)
 LONG = card.card_long(CARD)
 TABLE = LONG.assign(text=[interval_text(v, lo, hi) for v, lo, hi in zip(LONG.value, LONG.lo, LONG.hi,
                                                                                    strict=True)])
@@ -178,7 +147,7 @@ with pd.option_context("display.max_columns", None, "display.width", 250):
 # is too close to chance).
 
 # %%
-fig = card.figures.cards_figure(LONG, MODELS, COLORS, reference=reference)
+fig = card.figures.cards_figure(LONG, P.models, COLORS, reference=P.reference)
 figures.save(fig, NB_ID, "reliability-cards")
 plt.show()
 
@@ -193,9 +162,9 @@ plt.show()
 # undecided row is the honest outcome, not a difference between the lenses.
 
 # %%
-CONDS = card.condition_lenses(INP.pred, INP.probes, imagenet_c, regime=drift_regime)
-AGREE = card.model_agreement(CARD, CONDS, n_boot=n_boot, rng_models=repro.rng(NB_ID, "agree-models", seed),
-                             rng_conditions=repro.rng(NB_ID, "agree-conditions", seed), ci=ci)
+CONDS = card.condition_lenses(INP.pred, INP.probes, P.imagenet_c, regime=P.drift_regime)
+AGREE = card.model_agreement(CARD, CONDS, n_boot=P.n_boot, rng_models=repro.rng(NB_ID, "agree-models", P.seed),
+                             rng_conditions=repro.rng(NB_ID, "agree-conditions", P.seed), ci=P.ci)
 display(AGREE.round(3))
 LABELS = {k: v[0] for k, v in card.READOUTS.items()} | {"ras_loss": "RAS loss (-RAS)"}
 fig = card.figures.agreement_figure(card.with_losses(CARD), AGREE, COLORS, LABELS)
@@ -248,7 +217,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # and relative mCE 1 with an interval of zero width: the reference is the unit, not a measurement.
 
 # %%
-teaching.exercise_08_1(CARD, reference)
+teaching.exercise_08_1(CARD, P.reference)
 
 # %% [markdown]
 # ### Exercise 2: Three models, no verdict
@@ -262,7 +231,7 @@ teaching.exercise_08_1(CARD, reference)
 # undecided: below five units the card refuses to decide, whatever ρ is.
 
 # %%
-teaching.exercise_08_2(AGREE, MODELS)
+teaching.exercise_08_2(AGREE, P.models)
 
 # %% [markdown]
 # ### Exercise 3: Scored by letter, answered by position
@@ -277,4 +246,5 @@ teaching.exercise_08_2(AGREE, MODELS)
 # passes when every organism that answers in words keeps the position on at least half of the permuted questions.
 
 # %%
-teaching.exercise_08_3(LENS["order"], method, {m: zoo.answer_format(m) if m in zoo.names() else None for m in MODELS})
+teaching.exercise_08_3(LENS["order"], P.method,
+                       {m: zoo.answer_format(m) if m in zoo.names() else None for m in P.models})

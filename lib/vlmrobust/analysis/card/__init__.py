@@ -1,8 +1,10 @@
 """The reliability card (notebook 08): every lens on the same models and the same corrupted inputs.
 
-The package is the notebook's one import (``from vlmrobust.analysis import card``): the names below are
-re-exported flat (:data:`__all__`), and the figures stay a module, ``card.figures``.
+The package is the notebook's one import (``from vlmrobust.analysis import card``): :class:`Params` checks its
+parameters in one call, the names below are re-exported flat (:data:`__all__`), and the figures stay a module,
+``card.figures``.
 
+* :mod:`.params` — the notebook's parameters and their checks (:class:`Params`);
 * :mod:`.inputs` — the card's one sweep: ImageNet-C, BRUCE's ladders and traversals, fog and water on a
   visibility ladder, the abstain and option-order variants of the items, probes from the same forwards;
 * :mod:`.readouts` — read-outs the four papers do not give: ImageNet-C's corruption error (CE, mCE, relative
@@ -20,6 +22,7 @@ from .agreement import AGREEMENT_COLUMNS, agreement_checks, agreement_table
 from .inputs import ARMS, LADDERS, CardInputs, card_conditions, card_predictions, with_depth
 from .lenses import READOUTS, card_long, card_table
 from .observations import card_observations, condition_lenses, model_agreement, with_losses
+from .params import Params
 from .readouts import (
     ORDER,
     answer_order_flips,
@@ -30,7 +33,7 @@ from .readouts import (
     permute_options,
 )
 
-__all__ = ["AGREEMENT_COLUMNS", "ARMS", "LADDERS", "ORDER", "READOUTS", "CardInputs", "agreement_checks",
+__all__ = ["AGREEMENT_COLUMNS", "ARMS", "LADDERS", "ORDER", "READOUTS", "CardInputs", "Params", "agreement_checks",
            "agreement_table", "answer_order_flips", "card_conditions", "card_long", "card_observations",
            "card_predictions", "card_table", "condition_lenses", "corruption_errors", "error_cells", "figures", "mce",
            "model_agreement", "option_orders", "permute_options", "with_depth", "with_losses"]

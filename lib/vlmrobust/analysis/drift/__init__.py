@@ -1,8 +1,9 @@
 """Same answer, different representations (seed 002): the analysis of notebook 05.
 
-The package's face: the notebook imports it by one name (``from vlmrobust.analysis import drift``) and calls
-the computational functions flat (``drift.flip_pairs``, ``drift.invariance_table``, ...), the figures through
-their modules (``drift.figures.<fn>``, ``drift.frequency_figures.<fn>``). Modules:
+The package's face: the notebook imports it by one name (``from vlmrobust.analysis import drift``), checks its
+parameters in one call (:class:`Params`, from :mod:`.params`) and calls the computational functions flat
+(``drift.flip_pairs``, ``drift.invariance_table``, ...), the figures through their modules
+(``drift.figures.<fn>``, ``drift.frequency_figures.<fn>``). Modules:
 
 * :mod:`.instability` — flip pairs, instance flip rate and image vulnerability (Eq. 3, Table 1), transitions;
 * :mod:`.representation` — hidden-state drift against control drift, Cohen's d (§3.3, §4.3–4.4);
@@ -32,6 +33,7 @@ from .frequency import (
 )
 from .instability import flip_pairs, ifr_iv, label, overlay_decomposition, scale_table, transitions
 from .observations import DriftRun, Ladder, findings_table
+from .params import Params
 from .prior import (
     drift_by_perturbation,
     margin_shift,
@@ -65,7 +67,7 @@ from .representation import (
 
 __all__ = [
     "figures", "frequency_figures",
-    "SET_APART", "TABLE4_COLUMNS", "TABLE7_COLUMNS", "DriftRun", "Ladder",
+    "SET_APART", "TABLE4_COLUMNS", "TABLE7_COLUMNS", "DriftRun", "Ladder", "Params",
     "flip_pairs", "ifr_iv", "label", "overlay_decomposition", "scale_table", "transitions",
     "drift_vs_control", "invariance_cells", "invariance_table", "layer_curves", "noise_floor", "with_flips",
     "with_interval", "with_similarity",

@@ -10,7 +10,8 @@ question-level bootstrap intervals, and the paper's four observations checked on
 :mod:`.trajectories`, :mod:`.observations`, :mod:`.simulate` (a predictions table without a model), and
 :mod:`.figures` (the notebook's Figs. 4, 5/11, 6, 7 and 12, drawn from the tables above).
 
-The package is the notebook's one import: what it uses is re-exported here flat (``ras.pairs``,
+The package is the notebook's one import: :class:`Params` checks its parameters in one call (:mod:`.params`),
+and what else it uses is re-exported here flat (``ras.pairs``,
 ``ras.with_ci``, ``ras.simulate_predictions``, ...), and the figures are ``ras.figures.<fn>``.
 """
 
@@ -20,6 +21,7 @@ from .attribution import state_effects
 from .components import alignment, normalised_entropy, ras, top1
 from .observations import bench_c_observations
 from .pairs import STATES, pairs
+from .params import Params
 from .simulate import simulate_predictions
 from .tables import (
     REGIME_NAMES,
@@ -36,7 +38,7 @@ from .tables import (
 from .trajectories import TRAJECTORY_CLASSES, classify_paths, trajectories, trajectory_summary
 
 __all__ = [
-    "STATES", "REGIMES", "REGIME_NAMES", "REGIME_STATES", "TRAJECTORY_CLASSES",
+    "Params", "STATES", "REGIMES", "REGIME_NAMES", "REGIME_STATES", "TRAJECTORY_CLASSES",
     "bench_c_observations", "regime_examples",
     "pairs", "probs_matrix", "alignment", "normalised_entropy", "ras", "top1",
     "state_effects", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of",

@@ -18,7 +18,8 @@ The pipeline of notebook 01, one module per step:
 * :mod:`.figures` — the notebook's figures (κ and G, novelty, the (κ, ν) plane, Figs. 3(a)/9(a), 3(b)/8,
   9(b–d), the scaling plot), drawn from the arrays and tables above.
 
-The package is the notebook's one import: what it uses is re-exported here flat (``selection.select``,
+The package is the notebook's one import: :class:`Params` checks its parameters in one call (:mod:`.params`),
+and what else it uses is re-exported here flat (``selection.select``,
 ``selection.category_shift``, ``selection.time_selection``, ...), and the figures are
 ``selection.figures.<fn>`` (``selection.figures.category_shift`` draws what ``selection.category_shift`` counts).
 
@@ -45,6 +46,7 @@ from .observations import (
     obs_evaluated_gini,
     selection_observations,
 )
+from .params import Params
 from .pool import allocate, balanced_pool
 from .responsiveness import (
     AnswerPaths,
@@ -72,7 +74,7 @@ from .selection import (
 from .simulate import SyntheticPool, simulate_pool, time_selection
 
 __all__ = [
-    "AnswerPaths", "IMAGE_POOLING", "Novelty", "OBSERVATION_STREAMS", "Selection", "SyntheticPool",
+    "AnswerPaths", "IMAGE_POOLING", "Novelty", "OBSERVATION_STREAMS", "Params", "Selection", "SyntheticPool",
     "TABLE_I_COLUMNS", "TEXT_ENCODER", "TIE_DECIMALS", "allocate", "answer_paths", "balanced_pool",
     "composition_groups", "composition_level", "coverage_table", "criteria_overlap", "eligible", "gini",
     "greedy_novelty", "image_embeddings", "jaccard", "kappa", "largest_share", "leave_one_out", "mean_shift",

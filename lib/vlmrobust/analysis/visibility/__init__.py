@@ -1,8 +1,10 @@
 """Visibility blind spots (seed 003): the analysis of notebook 06.
 
-The package is the notebook's one import (``from vlmrobust.analysis import visibility``): the names below are
-re-exported flat (:data:`__all__`), and the figures stay a module, ``visibility.figures``.
+The package is the notebook's one import (``from vlmrobust.analysis import visibility``): :class:`Params` checks
+its parameters in one call, the names below are re-exported flat (:data:`__all__`), and the figures stay a
+module, ``visibility.figures``.
 
+* :mod:`.params` — the notebook's parameters and their checks (:class:`Params`);
 * :mod:`.readouts` — the per-question signals, calibration, transmittance and ImageNet-C fog in metres;
 * :mod:`.blind_spot` — curves, half-way crossings V_acc / V_aware and the blind-spot width W, bootstrapped;
 * :mod:`.paper` — the paper's own Table IX-X rows and Table V, and the abstain mid-level that reproduces it;
@@ -18,6 +20,7 @@ from . import figures
 from .blind_spot import ABSTAIN_MIDS, blind_spot_table, level_means, signal_cube
 from .observations import control_rows, visibility_observations, wording_rows
 from .paper import abstain_mid_comparison
+from .params import Params
 from .readouts import (
     INTERNAL,
     accuracy_vs_transmittance,
@@ -39,8 +42,8 @@ from .tables import (
 )
 from .verdicts import condition_means
 
-__all__ = ["ABSTAIN_MIDS", "INTERNAL", "abstain_mid_comparison", "accuracy_vs_transmittance", "blind_spot_table",
-           "calibration_by_level", "calibration_wide", "condition_means", "condition_summary", "control_rows",
-           "controls_table", "figures", "fog_severity_table", "imagenet_fog_visibility", "level_means",
-           "murky_table", "parse_rate_table", "pooled_reliability", "signal_cube", "signal_tables", "signals_long",
-           "table_v", "verbal_wordings_table", "visibility_observations", "wording_rows"]
+__all__ = ["ABSTAIN_MIDS", "INTERNAL", "Params", "abstain_mid_comparison", "accuracy_vs_transmittance",
+           "blind_spot_table", "calibration_by_level", "calibration_wide", "condition_means", "condition_summary",
+           "control_rows", "controls_table", "figures", "fog_severity_table", "imagenet_fog_visibility",
+           "level_means", "murky_table", "parse_rate_table", "pooled_reliability", "signal_cube", "signal_tables",
+           "signals_long", "table_v", "verbal_wordings_table", "visibility_observations", "wording_rows"]
