@@ -92,7 +92,8 @@ parts = [sweep.item_source(s, n_per_family=P.n_per_family, seed=P.seed, image_si
          for s in sources]
 items = selection.balanced_pool(pd.concat(parts, ignore_index=True), P.pool_size, seed=P.seed)
 items = data.validate_items(items)
-skipped = {s: p.attrs["multi_image_skipped"] for s, p in zip(sources, parts, strict=True) if "multi_image_skipped" in p.attrs}
+skipped = {s: p.attrs["multi_image_skipped"] for s, p in zip(sources, parts, strict=True)
+           if "multi_image_skipped" in p.attrs}
 print(f"pool: {len(items)} items from {items.source.nunique()} source(s), {items.task.nunique()} task families"
       + "".join(f"; {s}: {n} multi-image row(s) skipped" for s, n in skipped.items()))
 display(items.groupby(["source", "task"]).size().unstack(fill_value=0))
@@ -147,7 +148,8 @@ figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
 #
 # A question is eligible when **every** selector responds to it somewhere:
 #
-# $$\mathcal A^{+}=\Bigl\{q\in\mathcal A:\ \frac{1}{|\mathcal D|}\sum_{d}G^{(d)}_{f_s}(q)>0\ \ \forall f_s\Bigr\}. \qquad (3)$$
+# $$\mathcal A^{+}=\Bigl\{q\in\mathcal A:\ \frac{1}{|\mathcal D|}\sum_{d}G^{(d)}_{f_s}(q)>0\ \ \forall f_s\Bigr\}.
+#   \qquad (3)$$
 #
 # This is stricter than a threshold on κ: one selector that never changes its answer excludes the question
 # whatever the others do. A **blind** selector (one that answers from the text alone) never changes its answer

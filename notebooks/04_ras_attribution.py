@@ -100,7 +100,8 @@ print(f"{len(pred):,} prediction rows; methods: {sorted(pred['method'].unique())
 # RAS is the negative alignment shift with two penalties, for **overconfidence** (alignment worse while the
 # distribution sharpens) and **hesitation** (alignment better while it flattens):
 #
-# $$\mathrm{RAS} = -\Delta\mathcal C - [\Delta\mathcal C]_+[-\Delta\mathcal S]_+ - [\Delta\mathcal S]_+[-\Delta\mathcal C]_+
+# $$\mathrm{RAS} = -\Delta\mathcal C - [\Delta\mathcal C]_+[-\Delta\mathcal S]_+
+#   - [\Delta\mathcal S]_+[-\Delta\mathcal C]_+
 #   \in [-2, 1]. \qquad (11)$$
 #
 # Choices the paper leaves open, as implemented in `vlmrobust.analysis.ras`: the arg-max breaks ties towards the

@@ -50,7 +50,7 @@ image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64
 max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
 n_subsets: int = 1  # disjoint random subsets of the items, each table given as mean and SD over them (paper: 4)
 subset_size: int = 0  # items per subset (paper: 3500); 0: every item in one subset, or an equal split
-shift_reading: str = "scaled"  # translation, pad/crop offsets: fixed (the paper's px at native size) or scaled (from 224 px)
+shift_reading: str = "scaled"  # translation, pad/crop offsets: fixed (paper's px at native size) or scaled (from 224)
 set_apart: str = "kept"  # instances whose ground truth may change: kept in the tables (the paper) or excluded
 seed: int = 0  # seed of the items, corruptions, control pairs and bootstrap
 method: str = "default"  # scoring method: default (each model's own), letter or loglik
@@ -67,7 +67,8 @@ freq_items: int = 18  # items of the frequency experiments (spread over the fami
 noise_draws: int = 6  # noise draws per level for the per-sample curves of Fig. 16
 example_samples: int = 2  # samples shown in Figs. 16 and 19
 pgd_items: int = 9  # items attacked by each PGD mode
-photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussian_noise", "brightness", "contrast"]  # App. A.7
+photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussian_noise", "brightness",
+               "contrast"]  # App. A.7
 photometric_level: int = 1  # severity of the photometric check (1 is the mildest)
 ladder: list = []  # models of a size ladder for the scale section; empty: the zoo's role ladder
 batch_size: int = 8  # items per forward pass
@@ -244,7 +245,8 @@ for m, cells in drift.invariance_cells(t3, REGIMES3).items():
 # on its scale as a percentage of the mean control distance, and the two distributions are separated by
 # **Cohen's d** with the unweighted pooled standard deviation (the paper's Table 7 implies it):
 #
-# $$ d = \frac{\mu_{\mathrm{pert}} - \mu_{\mathrm{ctrl}}}{\sqrt{(\sigma_{\mathrm{pert}}^2 + \sigma_{\mathrm{ctrl}}^2)/2}}. $$
+# $$ d = \frac{\mu_{\mathrm{pert}} - \mu_{\mathrm{ctrl}}}
+#   {\sqrt{(\sigma_{\mathrm{pert}}^2 + \sigma_{\mathrm{ctrl}}^2)/2}}. $$
 #
 # Large negative d: drift stays local; d near 0: the perturbed state lies as far from its clean state as an
 # unrelated image's. Intervals are item-level bootstrap percentiles of the mean drift.
@@ -268,7 +270,8 @@ figures.save(fig, NB_ID, "fig1-drift-vs-control")
 # stream (0 = the decoder's input, where the projected vision tokens enter) as a fraction of the mean control
 # distance at the same layer, pooled over the union's perturbations, and the final post-norm value at the
 # right. At layer 0 the last context token is the same token embedding for every item (both distances are 0),
-# so the two context curves start at layer 1. The **noise floor** is the distance between two computations of the same clean input in different
+# so the two context curves start at layer 1. The **noise floor** is the distance between two computations
+# of the same clean input in different
 # batch compositions (the clean condition scored again with batch size 1): floating-point noise, which must be
 # far below the smallest drift reported.
 

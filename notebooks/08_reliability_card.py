@@ -35,7 +35,7 @@ figures.use_style()
 
 # %% tags=["parameters"]
 models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated and control organisms
-items_source: str = "synth"  # synth, split:<name> (notebook 01's saved split), a .tsv, an item-table .parquet or hf:<dataset>
+items_source: str = "synth"  # synth, split:<name> (notebook 01's split), a .tsv, an item .parquet or hf:<dataset>
 n_per_family: int = 2  # synthetic items per task family
 image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
 max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
@@ -44,7 +44,7 @@ imagenet_c: list = []  # ImageNet-C corruptions (empty: the ImageNet-C part of c
 severities: list = [1, 2, 3, 4, 5]  # ImageNet-C severities (the RAS pairs and the corruption errors)
 ladder_levels: list = [1, 2, 3, 4]  # levels of BRUCE's four ladders and four traversals (shares 0.2 .. 0.8)
 visibility_levels: list = [1, 2, 3, 4, 5, 6, 7, 8]  # fog and water levels (250 m .. 1.95 m, halving)
-depth_provider: str = "exact"  # depth of fog and water: exact (the synthetic world's), pipeline (a metric depth model) or plane
+depth_provider: str = "exact"  # fog and water depth: exact (synthetic world), pipeline (metric depth model) or plane
 depth_model: str = ""  # metric depth model of the pipeline provider (hub id or folder)
 depth_fov_deg: float = 60.0  # horizontal field of view assumed for real images (planar to ray depth)
 plane_m: float = 10.0  # distance of the constant-plane depth in metres

@@ -259,7 +259,8 @@ def test_notebook_06_defaults_resolve_to_themselves():
 
 
 @pytest.mark.parametrize("override,message", [
-    ({"items_source": "split:x"}, "parameter 'items_source' = 'split:x' is not allowed; choose one of ['synth', 'coco']"),
+    ({"items_source": "split:x"},
+     "parameter 'items_source' = 'split:x' is not allowed; choose one of ['synth', 'coco']"),
     ({"items_source": "coco", "coco_annotations": "a.json"},
      "items_source 'coco' needs parameters 'coco_annotations' (instances JSON) and 'coco_images' (the image folder)"),
     ({"items_source": "coco", "coco_annotations": "a.json", "coco_images": "images"},
