@@ -67,8 +67,7 @@ freq_items: int = 18  # items of the frequency experiments (spread over the fami
 noise_draws: int = 6  # noise draws per level for the per-sample curves of Fig. 16
 example_samples: int = 2  # samples shown in Figs. 16 and 19
 pgd_items: int = 9  # items attacked by each PGD mode
-photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussian_noise", "brightness",
-               "contrast"]  # App. A.7
+photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussian_noise", "brightness", "contrast"]  # App. A.7  # noqa: E501
 photometric_level: int = 1  # severity of the photometric check (1 is the mildest)
 ladder: list = []  # models of a size ladder for the scale section; empty: the zoo's role ladder
 batch_size: int = 8  # items per forward pass
