@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["resample_indices", "resample_counts", "replicate_sums", "percentile_interval"]
+__all__ = ["resample_indices", "resample_counts", "replicate_sums", "percentile_interval", "interval_of",
+           "point_interval", "mean_interval"]
 
 
 def _check_rng(rng: object) -> np.random.Generator:
@@ -87,3 +88,28 @@ def percentile_interval(reps: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray,
         q = np.nanquantile(np.where(ok, reps, np.nan)[:, cols], [(1 - ci) / 2, (1 + ci) / 2], axis=0)
         lo[cols], hi[cols] = q[0], q[1]
     return lo, hi
+
+
+def interval_of(reps: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+    """:func:`percentile_interval` of one statistic's replicates (a 1-D array), as two floats.
+
+    NaN replicates are ignored; ``(nan, nan)`` when there are no finite replicates.
+    """
+    lo, hi = percentile_interval(np.asarray(reps, dtype=np.float64).reshape(-1, 1), ci)
+    return float(lo[0]), float(hi[0])
+
+
+def point_interval(v: np.ndarray, ci: float = 0.95) -> tuple[float, float, float]:
+    """``(value, lo, hi)`` from ``v`` = the point estimate, then its replicates (weight row 0 = every unit once,
+    the layout of :func:`vlmrobust.analysis.card.readouts` and the lenses)."""
+    v = np.asarray(v, dtype=np.float64)
+    return (float(v[0]), *interval_of(v[1:], ci))
+
+
+def mean_interval(x: np.ndarray, *, n_boot: int, rng: np.random.Generator, ci: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``x`` (its units resampled with replacement, as counts from
+    :func:`resample_counts`); ``(nan, nan)`` when ``x`` is empty or ``n_boot = 0``."""
+    x = np.asarray(x, dtype=np.float64)
+    if not len(x) or not n_boot:
+        return float("nan"), float("nan")
+    return interval_of(resample_counts(len(x), n_boot, rng) @ x / len(x), ci)

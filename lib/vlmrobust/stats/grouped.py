@@ -64,23 +64,8 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
             raise ValueError(f"grouping column {c!r} has missing values")
         parts.append(codes)
         uniques.append(pd.Index(u))
-    combined = parts[0].astype(np.int64)
-    space = max(len(uniques[0]), 1)
-    for codes, u in zip(parts[1:], uniques[1:], strict=True):
-        combined *= max(len(u), 1)
-        combined += codes
-        space *= max(len(u), 1)
-    if space <= max(4 * n, 1 << 16):  # dense lookup: O(n + space), no sort
-        seen = np.zeros(space, dtype=bool)
-        seen[combined] = True
-        present = np.flatnonzero(seen)
-        if len(present) == space:
-            inv = combined  # every key combination occurs: the combined code is already dense
-        else:
-            lookup = np.cumsum(seen) - 1
-            inv = lookup[combined]
-    else:
-        present, inv = np.unique(combined, return_inverse=True)
+    combined, space = combined_codes(parts, [len(u) for u in uniques])
+    inv, present = dense_codes(combined, space)
     frame = {}
     rem = present
     for c, u in reversed(list(zip(by, uniques, strict=True))):
@@ -92,11 +77,71 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
         else:
             frame[c] = u.take(idx)
     keys = pd.DataFrame({c: frame[c] for c in by})
-    return inv.reshape(-1).astype(np.int64, copy=False), keys
+    return inv, keys
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    return factorize(col)
+def present_codes(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes into the sorted distinct values that occur in ``col`` (a missing value is an error).
+
+    Unlike :func:`factorize`, a categorical column's unused categories are left out (``pd.factorize``'s
+    ``sort=True``). Arrow-backed strings are dictionary-encoded by pyarrow, without a round trip through
+    Python objects.
+    """
+    if hasattr(col.array, "__arrow_array__") and not isinstance(col.dtype, pd.CategoricalDtype):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(pa.chunked_array(pa.array(col.array))).combine_chunks()
+        if enc.null_count:
+            raise ValueError(f"column {col.name!r} must not contain missing values")
+        order = pc.sort_indices(enc.dictionary).to_numpy()
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
+        return codes, pd.Index(enc.dictionary.take(pa.array(order)).to_pandas())
+    codes, uniques = pd.factorize(col, sort=True)
+    if (codes < 0).any():
+        raise ValueError(f"column {col.name!r} must not contain missing values")
+    return codes.astype(np.int64), pd.Index(uniques)
+
+
+def combined_codes(codes: Sequence[np.ndarray], sizes: Sequence[int]) -> tuple[np.ndarray, int]:
+    """One int64 key per row from several code columns (mixed radix, the first column most significant) and
+    the size of the key space, ``prod(max(size, 1))``."""
+    space = 1
+    for k in sizes:
+        space *= max(int(k), 1)
+    if space >= 2**63:
+        raise ValueError(f"{space} key combinations do not fit an int64 key; group by fewer columns")
+    comb = np.zeros(len(codes[0]) if len(codes) else 0, dtype=np.int64)
+    for c, k in zip(codes, sizes, strict=True):
+        comb = comb * max(int(k), 1) + c
+    return comb, space
+
+
+def dense_codes(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ``0..G-1`` for integer ``keys`` in ``[0, space)``, in key order, and the ``G`` keys that occur.
+
+    A lookup table when the key space is small (O(n + space), no sort), ``np.unique`` otherwise.
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    if space <= max(4 * len(keys), 1 << 16):
+        seen = np.zeros(space, dtype=bool)
+        seen[keys] = True
+        present = np.flatnonzero(seen)
+        if len(present) == space:
+            return keys, present  # every key occurs: the keys are already dense
+        return (np.cumsum(seen) - 1)[keys], present
+    present, inv = np.unique(keys, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64, copy=False), present
+
+
+def has_duplicates(keys: np.ndarray, space: int) -> bool:
+    """Whether an integer key in ``[0, space)`` occurs twice (the check for one row per condition)."""
+    if space <= max(8 * len(keys), 1 << 16):
+        return bool(len(keys)) and int(np.bincount(keys, minlength=space).max()) > 1
+    srt = np.sort(keys)
+    return bool((srt[1:] == srt[:-1]).any())
 
 
 def codes_in(col: pd.Series, vocabulary: Sequence[str], name: str) -> np.ndarray:
@@ -141,7 +186,7 @@ def check_single_method(pairs: pd.DataFrame, unit: Sequence[str], name: str) -> 
         col = pairs["method"]
         if isinstance(col.dtype, pd.CategoricalDtype) and len(col.cat.categories) <= 1:
             return  # one method in the table
-        (mc, mu), (ec, eu) = _codes(pairs["model"]), _codes(pairs["method"])
+        (mc, mu), (ec, eu) = factorize(pairs["model"]), factorize(pairs["method"])
         seen = np.zeros(len(mu) * len(eu), dtype=bool)
         seen[mc * len(eu) + ec] = True
         per_model = seen.reshape(len(mu), len(eu)).sum(axis=1)

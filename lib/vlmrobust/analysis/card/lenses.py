@@ -47,7 +47,7 @@ import pandas as pd
 
 from ... import repro
 from ...schema import CLEAN
-from ...stats.bootstrap import percentile_interval, replicate_sums
+from ...stats.bootstrap import percentile_interval, point_interval, replicate_sums
 from ...stats.calibration import ece
 from .. import ras
 from ..drift import representation as drift
@@ -55,7 +55,7 @@ from ..escalation import replicates
 from ..visibility import blind_spot as vis
 from ..visibility import readouts as vread
 from .inputs import ARMS, CardInputs, base_rows
-from .readouts import ORDER, _weights, _with_interval, answer_order_flips, mce
+from .readouts import ORDER, _weights, answer_order_flips, mce
 
 __all__ = ["READOUTS", "ras_readouts", "escalation_readouts", "drift_readouts", "blind_spot_readouts",
            "ece_readouts", "card_table", "card_long"]
@@ -70,12 +70,6 @@ READOUTS: dict[str, tuple[str, int]] = {
     "W_abstain_water": ("W abstain, water", -1), "ECE": ("ECE (clean)", -1),
     "flip_rate": ("answer-order flip rate", -1),
 }
-
-
-def _interval(v: np.ndarray, ci: float) -> tuple[float, float, float]:
-    """``(value, lo, hi)`` from ``v`` = point estimate then replicates (:func:`.readouts._with_interval`)."""
-    d = _with_interval("v", v, ci)
-    return d["v"], d["v_lo"], d["v_hi"]
 
 
 def _ratio_by_item(df: pd.DataFrame, num: str, den: str | None, items: list[str], W: np.ndarray) -> np.ndarray:
@@ -106,7 +100,7 @@ def ras_readouts(pred: pd.DataFrame, perturbations: Sequence[str], *, n_boot: in
     W = _weights(len(items), n_boot, repro.rng("card.over_share", seed), "")
     rows = []
     for m, g in p.groupby("model", sort=True):
-        v, lo, hi = _interval(_ratio_by_item(g, "over", "pen", items, W), ci)
+        v, lo, hi = point_interval(_ratio_by_item(g, "over", "pen", items, W), ci)
         rows.append({"model": m, "over_share": v, "over_share_lo": lo, "over_share_hi": hi})
     return out.merge(pd.DataFrame(rows), on="model", how="outer")
 
@@ -147,7 +141,7 @@ def drift_readouts(probes: pd.DataFrame, perturbations: Sequence[str], *, regime
     for m, g in d.groupby("model", sort=True):
         mu_c = float(anyrow.loc[m, "mu_ctrl"])
         v = 100 * _ratio_by_item(g, "cos", None, items, W) / mu_c
-        _, lo, hi = _interval(v, ci)
+        _, lo, hi = point_interval(v, ci)
         rows.append({"model": str(m), "drift_pct": float(anyrow.loc[m, "pct_mean"]), "drift_pct_lo": lo,
                      "drift_pct_hi": hi, "drift_d": float(anyrow.loc[m, "d"])})
     return pd.DataFrame(rows)
@@ -186,7 +180,7 @@ def ece_readouts(pred: pd.DataFrame, *, n_boot: int, seed: int, ci: float, n_bin
         g = g.set_index(g.item_id.astype(str)).reindex(items)
         conf, ok = g.confidence.to_numpy(float), g.correct.astype(float).to_numpy()
         v = np.array([ece(np.repeat(conf, w), np.repeat(ok, w), n_bins) for w in W])
-        val, lo, hi = _interval(v, ci)
+        val, lo, hi = point_interval(v, ci)
         rows.append({"model": str(m), "ECE": val, "ECE_lo": lo, "ECE_hi": hi})
     return pd.DataFrame(rows)
 

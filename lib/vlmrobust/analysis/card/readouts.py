@@ -42,7 +42,7 @@ import pandas as pd
 
 from ... import repro
 from ...schema import CLEAN
-from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
+from ...stats.bootstrap import point_interval, replicate_sums, resample_counts
 
 __all__ = ["ORDER", "error_cells", "corruption_errors", "mce", "option_orders", "permute_options",
            "answer_order_flips"]
@@ -76,8 +76,8 @@ def _weights(n: int, n_boot: int, rng: np.random.Generator | None, key: str) -> 
 
 def _with_interval(name: str, v: np.ndarray, ci: float) -> dict:
     """``name``, ``name_lo``, ``name_hi`` from ``v`` = point estimate then replicates (NaN interval without any)."""
-    lo, hi = percentile_interval(v[1:, None], ci)
-    return {name: float(v[0]), f"{name}_lo": float(lo[0]), f"{name}_hi": float(hi[0])}
+    x, lo, hi = point_interval(v, ci)
+    return {name: x, f"{name}_lo": lo, f"{name}_hi": hi}
 
 
 def error_cells(pred: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str]]:

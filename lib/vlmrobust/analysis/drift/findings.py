@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ...probes.regimes import REGIMES
-from ...stats.bootstrap import percentile_interval, replicate_sums, resample_counts
+from ...stats.bootstrap import interval_of, replicate_sums, resample_counts
 from ...stats.grouped import group_codes
 from ...stats.observations import Check, combine, interval_text, verdict
 from .instability import TABLE_UNIONS, UNION_SIX, label
@@ -96,8 +96,7 @@ class Est:
         """Percentile interval of the replicates (NaN replicates ignored; NaN when there are none)."""
         if not np.isfinite(self.point) or not len(self.reps):
             return float("nan"), float("nan")
-        lo, hi = percentile_interval(self.reps[:, None], ci)
-        return float(lo[0]), float(hi[0])
+        return interval_of(self.reps, ci)
 
     def verdict(self, low: float = -np.inf, high: float = np.inf) -> bool | None:
         """:func:`~vlmrobust.stats.observations.verdict` of the 95 % interval against ``[low, high]``."""

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...schema import CLEAN
 from ...stats.calibration import bin_index
-from ...stats.grouped import as_cols, factorize, safe_div
+from ...stats.grouped import as_cols, combined_codes, dense_codes, factorize, has_duplicates, safe_div
 
 __all__ = ["CELL_COLUMNS", "cell_stats"]
 
@@ -79,22 +79,6 @@ def _codes(pred: pd.DataFrame, col: str, often_constant: bool = False) -> tuple[
     return codes, uniq
 
 
-def _dense(codes: list[np.ndarray], sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Dense group codes of the combined ``codes`` and the combined value of each group (sorted)."""
-    comb = np.zeros(len(codes[0]), dtype=np.int64)
-    space = 1
-    for c, k in zip(codes, sizes, strict=True):
-        comb = comb * max(k, 1) + c
-        space *= max(k, 1)
-    if space <= max(4 * len(comb), 1 << 16):
-        seen = np.zeros(space, dtype=bool)
-        seen[comb] = True
-        present = np.flatnonzero(seen)
-        return (np.cumsum(seen) - 1)[comb], present
-    present, inv = np.unique(comb, return_inverse=True)
-    return inv.reshape(-1), present
-
-
 def _ints(pred: pd.DataFrame, col: str) -> np.ndarray:
     return np.asarray(pred[col].to_numpy(), dtype=np.int64)
 
@@ -102,21 +86,11 @@ def _ints(pred: pd.DataFrame, col: str) -> np.ndarray:
 def _key(pred: pd.DataFrame, codes: list[np.ndarray], sizes: list[int]) -> tuple[np.ndarray, int]:
     """Integer keys of the rows' code combinations and their range: the combined code itself when its range
     is small, dense codes otherwise."""
-    space = int(np.prod([max(k, 1) for k in sizes], dtype=np.float64))
+    comb, space = combined_codes(codes, sizes)
     if space <= max(4 * len(pred), 1 << 16):
-        comb = np.zeros(len(pred), dtype=np.int64)
-        for c, k in zip(codes, sizes, strict=True):
-            comb = comb * max(k, 1) + c
         return comb, space
-    key, present = _dense(codes, sizes)
+    key, present = dense_codes(comb, space)
     return key, len(present)
-
-
-def _has_duplicates(keys: np.ndarray, space: int) -> bool:
-    if space <= max(8 * len(keys), 1 << 16):
-        return bool(len(keys)) and int(np.bincount(keys, minlength=space).max()) > 1
-    srt = np.sort(keys)
-    return bool((srt[1:] == srt[:-1]).any())
 
 
 def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
@@ -166,7 +140,7 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
         corr &= np.isin(pert_codes, pert_u.get_indexer(list(perturbations)))
     key, n_keys = _key(pred, [codes[c][0] for c in keycols], [len(codes[c][1]) for c in keycols])
     clean_rows = np.flatnonzero(is_clean)
-    if _has_duplicates(key[clean_rows], n_keys):
+    if has_duplicates(key[clean_rows], n_keys):
         raise ValueError(f"pred has several clean rows for some {keycols}")
     clean_of = np.full(n_keys, -1, dtype=np.int64)
     clean_of[key[clean_rows]] = clean_rows
@@ -179,7 +153,7 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
                              f"e.g. {tuple(pred[c].iloc[r] for c in keycols)}; pass missing_clean='drop'")
         rows, partner = rows[partner >= 0], partner[partner >= 0]
     n_lev = int(level.max()) + 1 if len(level) else 1
-    if _has_duplicates((key[rows] * len(pert_u) + pert_codes[rows]) * n_lev + level[rows],
+    if has_duplicates((key[rows] * len(pert_u) + pert_codes[rows]) * n_lev + level[rows],
                        n_keys * len(pert_u) * n_lev):
         raise ValueError("pred has duplicate rows for some (model, method, item_id, perturbation, level)")
 
@@ -191,10 +165,8 @@ def cell_stats(pred: pd.DataFrame, unit: str | Sequence[str] = ("model",), *,
         raise ValueError("clean and corrupted rows of a question must have the same K and answer_idx")
     cols = (*unit, "perturbation")
     sizes = [*(len(codes[c][1]) for c in cols), n_lev]
-    full = np.zeros(len(level), dtype=np.int64)
-    for c, k in zip([*(codes[c][0] for c in cols), level], sizes, strict=True):
-        full = full * max(k, 1) + c
-    cell, comb = _dense([full[rows]], [int(np.prod([max(k, 1) for k in sizes]))])
+    full, space = combined_codes([*(codes[c][0] for c in cols), level], sizes)
+    cell, comb = dense_codes(full[rows], space)
     G = len(comb)
     out = {}
     rem = comb

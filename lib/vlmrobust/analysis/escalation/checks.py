@@ -15,8 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ...stats.bootstrap import interval_of
 from ...stats.correlation import spearman
-from ...stats.observations import Check
+from ...stats.observations import Check, interval_text
 from .paper_table import PAPER_TABLE_I, paper_rank_correlation
 from .replicates import interval
 
@@ -25,10 +26,6 @@ __all__ = ["share_similar_different", "share_clean_not_robust", "share_direction
            "obs_shares", "obs_rl_most_fragile", "obs_crop_not_blur", "obs_dataset_dependence",
            "obs_corruption_vs_traversal", "obs_no_spatial_model_level", "obs_no_spatial_per_state",
            "obs_latent_share"]
-
-
-def _fmt(v, lo, hi) -> str:
-    return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def _spearman(x, y) -> float:
@@ -130,7 +127,7 @@ def obs_shares(claim: str, paper: str, stat, point, reps, what: str, null: float
         return Check(claim, paper, f"share of {what}; its {ci:.0%} interval above {null:g}", "no instance to count",
                      None)
     return Check(claim, paper, f"share of {what}, {ci:.0%} bootstrap interval over the questions ({len(reps)} "
-                 f"resamples), lower end above {null:g}", f"share {_fmt(v, lo, hi)}",
+                 f"resamples), lower end above {null:g}", f"share {interval_text(v, lo, hi, 3)}",
                  bool(np.isfinite(lo) and lo > null))
 
 
@@ -177,7 +174,7 @@ def obs_corruption_vs_traversal(point, reps, hi_bound: float = 0.95, ci: float =
                  f"Claude: highest RCI_mu on ScienceQA yet competitive under traversal; Spearman ρ(RCI_mu, T_mu) "
                  f"over Table I's 19 rows {paper_rank_correlation():.3f}",
                  f"Spearman ρ(RCI_mu, T_mu) over the units, {ci:.0%} bootstrap interval below {hi_bound:g} (the "
-                 "paper's ρ for 'nearly identical' rankings)", f"ρ {_fmt(v, lo, hi)}",
+                 "paper's ρ for 'nearly identical' rankings)", f"ρ {interval_text(v, lo, hi, 3)}",
                  None if not np.isfinite(v) else bool(np.isfinite(hi) and hi < hi_bound))
 
 
@@ -198,7 +195,8 @@ def obs_no_spatial_per_state(point, reps, paper: float = 0.95, ci: float = 0.95)
     return Check("II-F. removing D_spatial leaves nearly identical trends, per state",
                  f"ρ ∼ {paper:g} between T-RCI with and without D_spatial",
                  f"Spearman ρ of the per-state terms τ(r, s_k) with and without D_spatial pooled over unit × "
-                 f"direction × state, {ci:.0%} bootstrap interval covers {paper:g}", f"ρ {_fmt(v, lo, hi)} (n = {n})",
+                 f"direction × state, {ci:.0%} bootstrap interval covers {paper:g}",
+                 f"ρ {interval_text(v, lo, hi, 3)} (n = {n})",
                  None if not np.isfinite(v) else bool(lo <= paper <= hi))
 
 
@@ -216,10 +214,10 @@ def obs_latent_share(warnings: pd.DataFrame, n_boot: int, rng: np.random.Generat
 
     v = diff(np.arange(len(flip)))
     reps = np.array([diff(rng.integers(0, len(flip), len(flip))) for _ in range(n_boot)])
-    lo, hi = (np.quantile(reps, [(1 - ci) / 2, (1 + ci) / 2]) if n_boot else (np.nan, np.nan))
+    lo, hi = interval_of(reps, ci) if n_boot else (np.nan, np.nan)
     return Check("VI. latent instability precedes the flip",
                  "T-RCI rises 0.00 → 0.15 while the answer is still right, before it flips at RL-0.8 (Fig. 7)",
                  f"share of flips warned before (D_conf >= threshold while right) minus the false-alarm share of "
                  f"trajectories that never flip, {ci:.0%} bootstrap interval above 0",
                  f"{(warned & flip).sum() / flip.sum():.3f} warned − {(warned & ~flip).sum() / (~flip).sum():.3f} "
-                 f"false alarms = {_fmt(v, lo, hi)}", bool(lo > 0))
+                 f"false alarms = {interval_text(v, lo, hi, 3)}", bool(lo > 0))

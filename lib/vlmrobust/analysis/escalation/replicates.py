@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ... import repro
-from ...stats.bootstrap import percentile_interval
+from ...stats.bootstrap import interval_of
 from .ablation import TRCI_SCHEMES, ablation_scores
 from .cells import cell_stats
 from .fragility import curve_regimes, fragility_curves
@@ -119,5 +119,5 @@ def interval(stat: Callable[[object], float], point: object, reps: Sequence,
              ci: float = 0.95) -> tuple[float, float, float]:
     """``(value, lo, hi)``: ``stat`` of the point tables and the percentile interval of its replicates."""
     vals = np.array([stat(r) for r in reps], dtype=np.float64)
-    lo, hi = percentile_interval(vals[:, None], ci) if len(vals) else (np.array([np.nan]), np.array([np.nan]))
-    return float(stat(point)), float(lo[0]), float(hi[0])
+    lo, hi = interval_of(vals, ci) if len(vals) else (np.nan, np.nan)
+    return float(stat(point)), lo, hi

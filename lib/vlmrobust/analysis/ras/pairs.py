@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ...score.probs import prob_chunk, prob_source
+from ...stats.grouped import dense_codes, has_duplicates, present_codes
 from .components import normalised_entropy, ras, top1
 
 __all__ = ["PAIR_COLUMNS", "STATES", "pairs"]
@@ -61,41 +62,6 @@ def _row_stats(probs, K, y, prob_atol: float, tie_tol: float, chunk: int = 1 << 
         S[a:b] = normalised_entropy(P, K[a:b])
         top[a:b], conf[a:b] = top1(P, tie_tol=tie_tol)
     return S, top, conf
-
-
-def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Codes into the sorted unique values of ``col`` (missing values are an error)."""
-    if hasattr(col.array, "__arrow_array__") and not isinstance(col.dtype, pd.CategoricalDtype):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        enc = pc.dictionary_encode(pa.chunked_array(pa.array(col.array))).combine_chunks()
-        if enc.null_count:
-            raise ValueError(f"column {col.name!r} must not contain missing values")
-        order = pc.sort_indices(enc.dictionary).to_numpy()
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
-        return codes, pd.Index(enc.dictionary.take(pa.array(order)).to_pandas())
-    codes, uniques = pd.factorize(col, sort=True)
-    if (codes < 0).any():
-        raise ValueError(f"column {col.name!r} must not contain missing values")
-    return codes.astype(np.int64), pd.Index(uniques)
-
-
-def _has_duplicates(keys: np.ndarray, space: int) -> bool:
-    if space <= max(8 * len(keys), 1 << 16):
-        return bool(len(keys)) and int(np.bincount(keys, minlength=space).max()) > 1
-    return bool(pd.Index(keys).has_duplicates)
-
-
-def _dense_codes(keys: np.ndarray, space: int) -> np.ndarray:
-    """Codes 0..G-1 for integer keys in [0, space) (a lookup table when small, hashing otherwise)."""
-    if space <= max(8 * len(keys), 1 << 16):
-        seen = np.zeros(space, dtype=bool)
-        seen[keys] = True
-        return (np.cumsum(seen) - 1)[keys]
-    return pd.factorize(keys)[0].astype(np.int64)
 
 
 def _cat(codes: np.ndarray, uniques: pd.Index) -> pd.Categorical:
@@ -142,26 +108,26 @@ def pairs(
         bad = int(np.flatnonzero((y < 0) | (y >= K))[0])
         raise ValueError(f"answer_idx must lie in [0, K); row {bad} has answer_idx={y[bad]} with K={K[bad]}")
 
-    pert_codes, pert_u = _factorize(pred["perturbation"])
+    pert_codes, pert_u = present_codes(pred["perturbation"])
     clean_code = pert_u.get_indexer(["clean"])[0]
     is_clean = pert_codes == clean_code if clean_code >= 0 else np.zeros(n, dtype=bool)
     if (is_clean & (level != 0)).any():
         raise ValueError("rows with perturbation 'clean' must have level 0")
     is_corr = (~is_clean) & (level > 0)
 
-    m_codes, m_u = _factorize(pred["model"])
-    me_codes, me_u = _factorize(pred["method"])
-    it_codes, it_u = _factorize(pred["item_id"])
+    m_codes, m_u = present_codes(pred["model"])
+    me_codes, me_u = present_codes(pred["method"])
+    it_codes, it_u = present_codes(pred["item_id"])
     key3 = (m_codes * len(me_u) + me_codes) * len(it_u) + it_codes
     n_key3 = len(m_u) * len(me_u) * len(it_u)
     n_lev = int(level.max()) + 1 if n else 1
     full = (key3 * len(pert_u) + pert_codes) * n_lev + level
-    if _has_duplicates(full, n_key3 * len(pert_u) * n_lev):
+    if has_duplicates(full, n_key3 * len(pert_u) * n_lev):
         raise ValueError(
             "pred has duplicate rows for some (model, method, item_id, perturbation, level); "
             "the predictions table holds one row per condition"
         )
-    key3_codes = _dense_codes(key3, n_key3)
+    key3_codes = dense_codes(key3, n_key3)[0]
     clean_of = np.full(int(key3_codes.max()) + 1 if n else 0, -1, dtype=np.int64)
     clean_rows = np.flatnonzero(is_clean)
     clean_of[key3_codes[clean_rows]] = clean_rows
@@ -197,7 +163,7 @@ def pairs(
     np.minimum.at(first_of_item, it_codes, np.arange(n))  # first row of each item_id
     for col in ("task", "category"):
         if col in pred.columns:  # item attributes: read once per item_id, from its first row
-            c, u = _factorize(pred[col].iloc[first_of_item])
+            c, u = present_codes(pred[col].iloc[first_of_item])
             out[col] = _cat(c[it_codes[corr_rows]], u)
         else:
             out[col] = _cat(np.zeros(npair, dtype=np.int64), pd.Index(["?"]))

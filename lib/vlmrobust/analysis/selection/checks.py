@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.stats import rankdata
 
-from ...stats.bootstrap import percentile_interval, resample_counts, resample_indices
+from ...stats.bootstrap import mean_interval, percentile_interval, resample_counts, resample_indices
 from ...stats.observations import Check
 from .coverage import coverage_table, largest_share, pooled_threshold
 from .nulls import (
@@ -37,20 +37,9 @@ from .nulls import (
 from .responsiveness import AnswerPaths, selector_gini
 from .selection import jaccard
 
-__all__ = ["share_interval", "obs_split_kappa_null", "obs_criteria_ji", "obs_table_i_null",
+__all__ = ["obs_split_kappa_null", "obs_criteria_ji", "obs_table_i_null",
            "obs_fixed_vs_recomputed", "obs_zero_dispersion", "obs_easy_can_score_high", "obs_difficulty_rank",
            "obs_sources_kept", "obs_families_kept", "obs_eq3_stricter", "obs_novelty_concentration"]
-
-
-def share_interval(x: np.ndarray, *, n_boot: int, rng: np.random.Generator, ci: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``x`` (items resampled with replacement); NaN when empty
-    or ``n_boot = 0``."""
-    x = np.asarray(x, dtype=np.float64)
-    if not len(x) or not n_boot:
-        return float("nan"), float("nan")
-    reps = resample_counts(len(x), n_boot, rng) @ x / len(x)
-    lo, hi = percentile_interval(reps[:, None], ci)
-    return float(lo[0]), float(hi[0])
 
 
 def _null_text(n: dict, ci: float, what: str) -> str:
@@ -145,7 +134,7 @@ def obs_fixed_vs_recomputed(variants: Mapping[str, tuple[np.ndarray, np.ndarray]
     parts, ok = [], True
     for name, (fixed, recomputed) in variants.items():
         x = np.asarray(fixed, dtype=bool)[s].astype(np.float64) - np.asarray(recomputed, dtype=bool)[s]
-        lo, hi = share_interval(x, n_boot=n_boot, rng=rng, ci=ci)
+        lo, hi = mean_interval(x, n_boot=n_boot, rng=rng, ci=ci)
         ok &= bool(np.isfinite(lo) and lo >= 0)
         parts.append(f"{name} {x.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]")
     return Check(claim, paper, check, "; ".join(parts) + f" (|S| = {int(s.sum())})", ok)
@@ -193,7 +182,7 @@ def obs_easy_can_score_high(paths: AnswerPaths, kappa: np.ndarray, *, n_boot: in
     if not high.any():
         return Check(claim, paper, check, "no clean predictions, or no item with κ > 0", None)
     x = easy[high].astype(np.float64)
-    lo, hi = share_interval(x, n_boot=n_boot, rng=rng, ci=ci)
+    lo, hi = mean_interval(x, n_boot=n_boot, rng=rng, ci=ci)
     return Check(claim, paper, check, f"{int(x.sum())} of {int(high.sum())} top-quarter items are clean-easy: "
                  f"{x.mean():.3f} [{lo:.3f}, {hi:.3f}]; the pool's share {easy[has_clean].mean():.3f}",
                  None if not np.isfinite(lo) else bool(lo > 0))
@@ -286,7 +275,7 @@ def obs_eq3_stricter(G: np.ndarray, kappa: np.ndarray, eligible: np.ndarray, ite
         return Check(claim, paper, check, "A⁺ is empty", None)
     T = pooled_threshold(kappa, int(el.sum()), item_ids)
     hidden = T & ~el
-    lo, hi = share_interval(hidden[T].astype(np.float64), n_boot=n_boot, rng=rng, ci=ci)
+    lo, hi = mean_interval(hidden[T].astype(np.float64), n_boot=n_boot, rng=rng, ci=ci)
     silent = (selector_gini(G) == 0)[hidden].sum(axis=0)
     who = ", ".join(f"{n} on {c}" for n, c in zip(selectors, silent, strict=True) if c)
     return Check(claim, paper, check, f"{int(hidden.sum())} of {int(T.sum())} ({hidden[T].mean():.3f} [{lo:.3f}, "
