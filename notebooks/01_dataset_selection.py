@@ -274,7 +274,7 @@ if P.models:
     eval_gini = selection.kappa(selection.gini(EP.pred, EP.K))
 else:
     eval_gini = None
-# the observations table's first two streams (OBSERVATION_STREAMS): its Gini row reports this same interval
+# the observations table's first two streams (CLAIM_STREAMS): its Gini row reports this same interval
 shift_rngs = repro.rng(NB_ID, "bootstrap", P.seed).spawn(2)
 for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if P.models else []),
                             shift_rngs, strict=False):
@@ -363,8 +363,8 @@ else:
 # %% [markdown]
 # ## The paper's §IV claims, checked on this run
 #
-# Each claim becomes a check that can fail (`vlmrobust.analysis.selection.selection_observations`, the checks
-# in `selection.checks`), compared with a null or with the paper's own threshold, with its interval:
+# Each claim becomes a check that can fail (`vlmrobust.analysis.selection.claims_table`, the checks
+# in `selection.claims`), compared with a null or with the paper's own threshold, with its interval:
 #
 # * **random size-matched subsets** (`selection.nulls`, `n_boot` seeded draws): the split's mean κ and the
 #   semantic-only vs inconsistency-only JI against random $|S|$-subsets of A⁺ (a split above the *pool* would
@@ -385,11 +385,11 @@ else:
 # the interval to clear the null), not that the paper is wrong.
 
 # %%
-obs = selection.selection_observations(SP, G, sel, t1, overlap, eval_gini, P.models, families=items.task,
+claims = selection.claims_table(SP, G, sel, t1, overlap, eval_gini, P.models, families=items.task,
                                        sources=items.source, variants=loo, n_boot=P.n_boot, ci=P.ci,
                                        rng=repro.rng(NB_ID, "bootstrap", P.seed), rho_max=P.difficulty_rho_max)
 with pd.option_context("display.max_colwidth", None):
-    display(obs)
+    display(claims)
 
 # %% [markdown]
 # ## Result tables
@@ -409,7 +409,7 @@ with pd.option_context("display.max_colwidth", None):
 table = selection.selection_table(sel, items, G, P.selectors, eval_gini)
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,
                  "silent_families": silent, "category_shift": comp.rename_axis("group").reset_index(),
-                 "family_coverage": cov.reset_index(), "observations": obs}.items():
+                 "family_coverage": cov.reset_index(), "observations": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

@@ -265,16 +265,16 @@ display(t6.round(3))
 # %% [markdown]
 # ## The paper's four observations, checked on these models
 #
-# Each observation becomes a check with numbers (`vlmrobust.analysis.ras.bench_c_observations`; the rule of each
+# Each observation becomes a check with numbers (`vlmrobust.analysis.ras.claims_table`; the rule of each
 # check is in the table). A loss trajectory counts as overconfident when its medians have ΔS̃ < 0 *and*
 # ΔC̃ > 0 (alignment worse while the distribution sharpens), a correction as hesitant when ΔS̃ > 0 and
 # ΔC̃ < 0. They are read on the models at hand: a check that fails says the organisms (or the simulation)
 # do not show the pattern, not that the paper is wrong.
 
 # %%
-obs = ras.bench_c_observations(t2, t3, t6, traj, tsum, cells)
+claims = ras.claims_table(t2, t3, t6, traj, tsum, cells)
 with pd.option_context("display.max_colwidth", None):
-    display(obs)
+    display(claims)
 
 # %% [markdown]
 # ## Result tables
@@ -288,7 +288,7 @@ pairs.drop(columns=["row", "row_clean"]).to_parquet(OUT / "pairs.parquet", index
 traj.to_parquet(OUT / "trajectories.parquet", index=False)
 for name, df in {"table2_models": t2, "table3_states": t3, "table3_states_by_model": t3_models,
                  "table4_regimes": t4, "table6_rank_mismatch": t6, "cells_eq13_16": cells,
-                 "trajectory_summary": tsum, "observations": obs}.items():
+                 "trajectory_summary": tsum, "observations": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
@@ -315,7 +315,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # predictions: those patterns follow from the metric and from calibrated noise.
 
 # %%
-teaching.exercise_04_1(obs, P.models)
+teaching.exercise_04_1(claims, P.models)
 
 # %% [markdown]
 # ### Exercise 2: Break Observation 1 on purpose
@@ -329,7 +329,7 @@ teaching.exercise_04_1(obs, P.models)
 # Observation 1 does not hold: a ranking claim needs models that differ.
 
 # %%
-teaching.exercise_04_2(obs, t6)
+teaching.exercise_04_2(claims, t6)
 
 # %% [markdown]
 # ### Exercise 3: One severity, no transients

@@ -496,7 +496,7 @@ else:
 #
 # Every finding of the paper's introduction and every pattern of §4 is a row with a 95 % bootstrap interval
 # over items, judged against a region taken from the paper (its rule and source are in the `check` column;
-# `vlmrobust.analysis.drift.observations`): the row holds when the interval lies inside the region, fails
+# `vlmrobust.analysis.drift.claims`): the row holds when the interval lies inside the region, fails
 # when it lies wholly outside, and is undecided otherwise. A claim made for every model holds when every
 # model's part holds. Differences (between perturbations, regimes or ladder rungs) are paired over the same
 # resampled items. They are read on the organisms: a row that fails says the organisms do not show the
@@ -508,9 +508,9 @@ run = drift.DriftRun(pairs=pairs, probes=Pk, pope=pope_rows, prior=prior_rows, p
                      regime=P.drift_regime)
 ladder_run = drift.Ladder(scale_pred, scale_pairs, sizes, probes=scale_Pk,
                           note="" if len(P.ladder) >= 2 else " (no role ladder in the zoo)")
-obs = drift.findings_table(run, ladder_run, n_boot=P.n_boot, seed=P.seed)
+claims = drift.claims_table(run, ladder_run, n_boot=P.n_boot, seed=P.seed)
 with pd.option_context("display.max_colwidth", None):
-    display(obs)
+    display(claims)
 
 # %% [markdown]
 # ## Result tables
@@ -526,7 +526,7 @@ for name, df in {"table1_ifr_iv": t1, "table1_set_apart": t1_apart, "overlay_dec
                  "table7_drift_vs_control_l2": t7, "layer_curves": curves, "noise_floor": floor,
                  "table28_dirichlet": t28, "pope_prior": drift.prior_summary(prior_rows), "pope_transitions": pope,
                  "pope_margin_shift": shift, "noise_flip_curves": ncurve, "ablation_thresholds": thr,
-                 "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5, "observations": obs}.items():
+                 "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5, "observations": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

@@ -432,7 +432,7 @@ display(table_8.round(2))
 # ## Observations
 #
 # Each claim of the paper's abstract and tables as a row, on the task and arm the paper makes it for, checked
-# by `vlmrobust.analysis.visibility.observations` (rule and region in the `check` column). A row **holds** when
+# by `vlmrobust.analysis.visibility.claims` (rule and region in the `check` column). A row **holds** when
 # its 95 % bootstrap interval (over scenes, seeded; the cube's rows with the resamples of the blind-spot
 # table) lies inside the region taken from the paper, **fails** when it lies wholly outside, and is empty
 # (undecided) when it straddles an edge or the run lacks the data, which `measured` then names. A claim made
@@ -449,13 +449,13 @@ COND = visibility.condition_means(visibility.control_rows(PRED, ITEMS, PRED_SHUF
 WORD = visibility.condition_means(visibility.wording_rows(T6, T6_ITEMS), P.n_boot,
                                   repro.rng(NB_ID, "obs-wordings", P.seed)) \
     if VERBAL_MODELS and len(T6_ITEMS) else None
-OBS = visibility.visibility_observations(
+claims = visibility.claims_table(
     CUBE, SPOTS, n_boot=P.n_boot, boot_rng=repro.rng(NB_ID, "bootstrap", P.seed), per7=PER7, cond=COND, wordings=WORD,
     long=LONG, distances=META.groupby("scene")["target_distance_m"].first().to_dict(), behaviours=BEHAVIOUR,
     rng=repro.rng(NB_ID, "observations", P.seed), models=P.models, min_gap=P.min_gap, abstain_mid=P.abstain_mid,
     murky_m=P.murky_m)
 with pd.option_context("display.max_colwidth", 400):
-    display(OBS)
+    display(claims)
 
 # %% [markdown]
 # ## Results
@@ -480,7 +480,7 @@ table_8.to_csv(OUT / "table_8.csv", index=False, float_format="%.6g")
 CAL.to_csv(OUT / "calibration_by_level.csv", index=False, float_format="%.6g")
 REL.to_csv(OUT / "reliability_fig5.csv", index=False, float_format="%.6g")
 ACC_T.to_csv(OUT / "accuracy_vs_transmittance.csv", index=False, float_format="%.6g")
-OBS.to_csv(OUT / "observations.csv", index=False)
+claims.to_csv(OUT / "observations.csv", index=False)
 (OUT / "scenes.json").write_text(json.dumps({"n_scenes": len(SCENES_RAW), "source": P.items_source,
                                              "depth": "exact" if PROVIDER is None else PROVIDER.name,
                                              "sky_depth_m": None if math.isinf(SKY_CAP) else SKY_CAP,

@@ -35,7 +35,6 @@ from vlmrobust import data, figures, params, paths, repro, sweep, teaching
 from vlmrobust.analysis import escalation
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.corrupt import evidence
-from vlmrobust.stats.observations import observations_table
 
 NB_ID = "07_escalation_traversal"
 figures.use_style()
@@ -498,7 +497,7 @@ if len(ex_w):
 # %% [markdown]
 # ## The paper's observations, checked on these models
 #
-# Each observation is a check with numbers (`vlmrobust.analysis.escalation.checks` and `.observations`; its rule is
+# Each observation is a check with numbers (`vlmrobust.analysis.escalation.claims` and `.observations`; its rule is
 # in the `check` column, the thresholds are parameters). A claim about *some* instance is the **share** of instances
 # with a bootstrap interval over the questions (`n_boot` resamples, seeded; each drawn copy of a question counts as
 # a question of its own), and holds when the interval lies above the null named in the rule; the dataset dependence
@@ -510,12 +509,12 @@ if len(ex_w):
 # %%
 perms = escalation.group_permutations(pred, lambda p: escalation.run_tables(p, P.ladders, TRAV, full=False, **RUN),
                                       P.n_boot, P.seed) if pred.group.nunique() > 1 else []
-obs = observations_table(escalation.checks_of_run(
+claims = escalation.claims_table(
     point, boot, perms, regimes[regimes.kind == "traversal"], warn, float(rho_trci.loc["equal", "no-spatial"]),
     max_resid, acc_tol=P.acc_tol, index_gap=P.index_gap, direction_gap=P.direction_gap, monotone_tol=P.monotone_tol,
-    latent_rng=repro.rng("07.latent", P.seed), ci=P.ci) + [gt_check])
+    latent_rng=repro.rng("07.latent", P.seed), ci=P.ci, extra=[gt_check])
 with pd.option_context("display.max_colwidth", None):
-    display(obs)
+    display(claims)
 
 # %% [markdown]
 # ## Result tables
@@ -531,7 +530,7 @@ for name, df in {"rci_cells": rci, "trci_states": tres.states, "trci_directions"
                  "failures": classified.drop(columns=[c for c in ("probs", "logits") if c in classified]),
                  "ablation_scores": abl, "rank_correlations_rci": rho_rci.reset_index(names="scheme"),
                  "rank_correlations_trci": rho_trci.reset_index(names="scheme"), "early_warnings": warn,
-                 "fill_comparison": fill_table, "table1_bound": run_res, "observations": obs}.items():
+                 "fill_comparison": fill_table, "table1_bound": run_res, "observations": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

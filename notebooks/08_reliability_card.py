@@ -28,7 +28,7 @@ from vlmrobust import depth, figures, paths, probes, repro, sweep, teaching
 from vlmrobust.analysis import card
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.models import zoo
-from vlmrobust.stats.observations import interval_text, observations_table
+from vlmrobust.stats import interval_text
 
 NB_ID = "08_reliability_card"
 figures.use_style()
@@ -179,9 +179,9 @@ plt.show()
 # row tests the card's W, not a claim about models, and is never counted as a finding.
 
 # %%
-obs = observations_table(card.card_observations(AGREE, CARD, BEHAVIOUR))
+claims = card.claims_table(AGREE, CARD, BEHAVIOUR)
 with pd.option_context("display.max_colwidth", None):
-    display(obs)
+    display(claims)
 
 # %% [markdown]
 # ## Result tables
@@ -192,7 +192,7 @@ with pd.option_context("display.max_colwidth", None):
 
 # %%
 for name, df in {"cards": CARD, "blind_spots": LENS["blind_spots"], "mce": LENS["mce"], "answer_order": LENS["order"],
-                 "condition_lenses": CONDS, "agreement": AGREE, "observations": obs}.items():
+                 "condition_lenses": CONDS, "agreement": AGREE, "observations": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

@@ -11,8 +11,8 @@ import pytest
 
 from vlmrobust import probes, repro, sweep
 from vlmrobust.analysis import ras
+from vlmrobust.analysis.card import claims as card_obs
 from vlmrobust.analysis.card import inputs, lenses
-from vlmrobust.analysis.card import observations as card_obs
 from vlmrobust.analysis.card.readouts import ORDER
 from vlmrobust.analysis.escalation import replicates
 from vlmrobust.corrupt import escalation as esc

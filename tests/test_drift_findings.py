@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from vlmrobust import repro
-from vlmrobust.analysis.drift import findings as F
-from vlmrobust.analysis.drift import observations as O
+from vlmrobust.analysis.drift import claims as O
+from vlmrobust.analysis.drift import itemboot as F
 from vlmrobust.analysis.drift import representation
-from vlmrobust.stats.observations import OBSERVATION_COLUMNS, combine, interval_text, verdict
+from vlmrobust.stats.claims import CLAIM_COLUMNS, combine, interval_text, verdict
 
 N_ITEMS, PER, B = 40, 4, 200
 PERTS = ("translate", "pad_crop", "scale", "scale_pad", "rotate", "text_overlay", "random_text", "box_overlay")
@@ -377,16 +377,16 @@ def _run(seed=0):
 
 def test_findings_table_rows_in_order_and_reproducible():
     run = _run()
-    t = O.findings_table(run, n_boot=100, seed=3)
-    assert list(t.columns) == list(OBSERVATION_COLUMNS) and len(t) == 12
+    t = O.claims_table(run, n_boot=100, seed=3)
+    assert list(t.columns) == list(CLAIM_COLUMNS) and len(t) == 12
     assert [c.split(":")[0].split(" ")[0] for c in t.claim] == [
         "(i)", "(ii)", "(iii)", "(iv)", "(v)", "Pattern", "Pattern", "Overlays", "Dirichlet", "Frequency-constrained",
         "The", "C.4"]
     assert t.reproduced.iloc[3] is None and "no size ladder" in t.measured.iloc[3]
     assert all("[" in m for i, m in enumerate(t.measured) if i != 3)  # every decided row shows intervals
-    again = O.findings_table(run, n_boot=100, seed=3)
+    again = O.claims_table(run, n_boot=100, seed=3)
     assert t.to_csv(index=False).encode() == again.to_csv(index=False).encode()
-    other = O.findings_table(run, n_boot=100, seed=4)
+    other = O.claims_table(run, n_boot=100, seed=4)
     assert list(other.measured) != list(t.measured)
     with pytest.raises(ValueError, match="n_boot"):
-        O.findings_table(run, n_boot=0)
+        O.claims_table(run, n_boot=0)

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from vlmrobust.analysis.escalation import ablation as AB
+from vlmrobust.analysis.escalation import claims as CH
 from vlmrobust.analysis.escalation import fragility as F
 from vlmrobust.analysis.escalation import indices as X
-from vlmrobust.analysis.escalation import observations as CH
 from vlmrobust.stats import calibration
 
 DIRS = {"TD": "traverse_topdown_mean", "BU": "traverse_bottomup_mean", "LR": "traverse_leftright_mean",

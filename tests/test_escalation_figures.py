@@ -16,10 +16,10 @@ from figtools import close_figures  # noqa: F401
 from matplotlib.patches import Rectangle  # noqa: E402
 
 from vlmrobust.analysis.escalation import ablation as AB  # noqa: E402
+from vlmrobust.analysis.escalation import claims as CH  # noqa: E402
 from vlmrobust.analysis.escalation import figures as EF  # noqa: E402
 from vlmrobust.analysis.escalation import fragility as F  # noqa: E402
 from vlmrobust.analysis.escalation import indices as X  # noqa: E402
-from vlmrobust.analysis.escalation import observations as CH  # noqa: E402
 from vlmrobust.corrupt import escalation as esc  # noqa: E402
 
 MODELS = ["a", "b"]

@@ -10,10 +10,9 @@ import pandas as pd
 import pytest
 
 from vlmrobust import corrupt, synth
-from vlmrobust.analysis.escalation import checks as K
+from vlmrobust.analysis.escalation import claims as O
 from vlmrobust.analysis.escalation import indices as X
 from vlmrobust.analysis.escalation import ladders as L
-from vlmrobust.analysis.escalation import observations as O
 from vlmrobust.analysis.escalation import paper_table as PT
 from vlmrobust.analysis.escalation import replicates as R
 from vlmrobust.corrupt import escalation as esc
@@ -187,27 +186,27 @@ def jitter(t: R.RunTables, cols, n=30, scale=0.01, seed=0):
 def test_share_of_similar_accuracy_pairs_with_different_index():
     t1 = pd.DataFrame({"A_CR": [0.5, 0.52, 0.9, 0.91], "RCI_mu": [0.1, 0.3, 0.1, 0.35]})
     t = tables(t1)
-    assert K.share_similar_different(t) == 1.0
-    hold = K.obs_shares("6", "", K.share_similar_different, t, jitter(t, ["RCI_mu"]), "pairs")
+    assert O.share_similar_different(t) == 1.0
+    hold = O.obs_shares("6", "", O.share_similar_different, t, jitter(t, ["RCI_mu"]), "pairs")
     assert hold.reproduced is True and "share 1.000" in hold.measured
     same = tables(t1.assign(RCI_mu=[0.1, 0.11, 0.2, 0.21]))
-    fail = K.obs_shares("6", "", K.share_similar_different, same, jitter(same, ["RCI_mu"]), "pairs")
-    assert K.share_similar_different(same) == 0.0 and fail.reproduced is False
-    assert K.obs_shares("6", "", K.share_similar_different, tables(t1.assign(A_CR=[0.1, 0.4, 0.7, 1.0])),
+    fail = O.obs_shares("6", "", O.share_similar_different, same, jitter(same, ["RCI_mu"]), "pairs")
+    assert O.share_similar_different(same) == 0.0 and fail.reproduced is False
+    assert O.obs_shares("6", "", O.share_similar_different, tables(t1.assign(A_CR=[0.1, 0.4, 0.7, 1.0])),
                         [], "pairs").reproduced is None
 
 
 def test_share_clean_not_robust_counts_discordant_pairs_within_groups():
     t1 = pd.DataFrame({"group": ["g", "g", "g", "h", "h"], "model": list("abcab"),
                        "A_CL": [0.9, 0.5, 0.7, 0.8, 0.6], "RCI_mu": [0.3, 0.1, 0.2, 0.1, 0.2]})
-    assert K.share_clean_not_robust(tables(t1)) == pytest.approx(3 / 4)  # all of g's pairs, none of h's
+    assert O.share_clean_not_robust(tables(t1)) == pytest.approx(3 / 4)  # all of g's pairs, none of h's
     aligned = t1.assign(RCI_mu=[0.1, 0.3, 0.2, 0.1, 0.2])
-    assert K.share_clean_not_robust(tables(aligned)) == 0.0
+    assert O.share_clean_not_robust(tables(aligned)) == 0.0
     t = tables(t1)
-    assert K.obs_shares("4", "", K.share_clean_not_robust, t, jitter(t, ["RCI_mu"], scale=0.001),
+    assert O.obs_shares("4", "", O.share_clean_not_robust, t, jitter(t, ["RCI_mu"], scale=0.001),
                         "pairs").reproduced is True
     a = tables(aligned)
-    assert K.obs_shares("4", "", K.share_clean_not_robust, a, jitter(a, ["RCI_mu"], scale=0.001),
+    assert O.obs_shares("4", "", O.share_clean_not_robust, a, jitter(a, ["RCI_mu"], scale=0.001),
                         "pairs").reproduced is False
 
 
@@ -220,21 +219,21 @@ def directions_of(spreads):
 
 
 def test_share_direction_spread_and_worst_direction():
-    assert K.share_direction_spread(tables(directions=directions_of([0.1, 0.2, 0.0]))) == pytest.approx(2 / 3)
-    assert K.share_direction_spread(tables(directions=directions_of([0.0, 0.01]))) == 0.0
+    assert O.share_direction_spread(tables(directions=directions_of([0.1, 0.2, 0.0]))) == pytest.approx(2 / 3)
+    assert O.share_direction_spread(tables(directions=directions_of([0.0, 0.01]))) == 0.0
     wide = [tables(directions=directions_of(v)) for v in ([0.1, 0.2, 0.0], [0.2, 0.1, 0.3], [0.1, 0.1, 0.2])]
-    assert K.obs_shares("9", "", K.share_direction_spread, wide[0], wide, "units").reproduced is True
+    assert O.obs_shares("9", "", O.share_direction_spread, wide[0], wide, "units").reproduced is True
     flat = [tables(directions=directions_of(v)) for v in ([0.0, 0.01, 0.02], [0.01, 0.0, 0.03])]
-    assert K.obs_shares("9", "", K.share_direction_spread, flat[0], flat, "units").reproduced is False
+    assert O.obs_shares("9", "", O.share_direction_spread, flat[0], flat, "units").reproduced is False
     rl = pd.DataFrame({"W_D": ["RL", "RL", "RL", "TD"], "RCI_mu": 0.1})
     t = tables(rl)
     reps = [tables(rl.sample(4, replace=True, random_state=i)) for i in range(40)]
-    assert K.share_worst_is(t) == 0.75
-    assert K.obs_rl_most_fragile(t, [tables(rl.assign(W_D=["RL"] * 3 + ["RL"]))] * 5).reproduced is True
-    spread = K.obs_rl_most_fragile(t, reps)  # four units: the interval reaches down to the null 1/4
+    assert O.share_worst_is(t) == 0.75
+    assert O.obs_rl_most_fragile(t, [tables(rl.assign(W_D=["RL"] * 3 + ["RL"]))] * 5).reproduced is True
+    spread = O.obs_rl_most_fragile(t, reps)  # four units: the interval reaches down to the null 1/4
     assert spread.reproduced is False and "share 0.750 [0.250" in spread.measured
     none = tables(rl.assign(W_D=["TD", "BU", "LR", "TD"]))
-    assert K.obs_rl_most_fragile(none, [none] * 5).reproduced is False
+    assert O.obs_rl_most_fragile(none, [none] * 5).reproduced is False
 
 
 def curves_of(models: dict) -> pd.DataFrame:
@@ -246,47 +245,47 @@ def curves_of(models: dict) -> pd.DataFrame:
 def test_share_crop_worse_than_blur_and_contrast():
     c = curves_of({"a": {"bruce_center_crop": [0.8, 0.4], "bruce_blur": [0.8, 0.7], "bruce_contrast": [0.8, 0.75]},
                    "b": {"bruce_center_crop": [0.8, 0.7], "bruce_blur": [0.8, 0.5], "bruce_contrast": [0.8, 0.8]}})
-    assert K.share_crop_worse(tables(curves=c)) == 0.5
-    hold = K.obs_crop_not_blur(tables(curves=c), [tables(curves=c)] * 10)
+    assert O.share_crop_worse(tables(curves=c)) == 0.5
+    hold = O.obs_crop_not_blur(tables(curves=c), [tables(curves=c)] * 10)
     assert hold.reproduced is True
     flipped = c.assign(accuracy=np.where(c.perturbation.eq("bruce_center_crop") & c.level.eq(1), 0.79, c.accuracy))
-    assert K.share_crop_worse(tables(curves=flipped)) == 0.0
-    assert K.obs_crop_not_blur(tables(curves=flipped), [tables(curves=flipped)] * 10).reproduced is False
-    assert math.isnan(K.share_crop_worse(tables(curves=c[c.perturbation != "bruce_blur"].query(
+    assert O.share_crop_worse(tables(curves=flipped)) == 0.0
+    assert O.obs_crop_not_blur(tables(curves=flipped), [tables(curves=flipped)] * 10).reproduced is False
+    assert math.isnan(O.share_crop_worse(tables(curves=c[c.perturbation != "bruce_blur"].query(
         "perturbation != 'bruce_contrast'"))))
 
 
 def test_share_non_monotone_counts_traversal_curves():
     reg = pd.DataFrame({"perturbation": ["traverse_topdown_mean", "traverse_bottomup_mean", "bruce_blur"],
                         "non_monotone": [True, False, True]})
-    assert K.share_non_monotone(tables(regimes=reg)) == 0.5
-    assert K.share_non_monotone(tables(regimes=reg), kind=None) == pytest.approx(2 / 3)
+    assert O.share_non_monotone(tables(regimes=reg)) == 0.5
+    assert O.share_non_monotone(tables(regimes=reg), kind=None) == pytest.approx(2 / 3)
     mono = reg.assign(non_monotone=[False, False, True])
-    assert K.obs_shares("S3", "", K.share_non_monotone, tables(regimes=mono), [tables(regimes=mono)] * 5,
+    assert O.obs_shares("S3", "", O.share_non_monotone, tables(regimes=mono), [tables(regimes=mono)] * 5,
                         "curves").reproduced is False
-    assert K.obs_shares("S3", "", K.share_non_monotone, tables(regimes=reg), [tables(regimes=reg)] * 5,
+    assert O.obs_shares("S3", "", O.share_non_monotone, tables(regimes=reg), [tables(regimes=reg)] * 5,
                         "curves").reproduced is True
 
 
 def test_dataset_dependence_against_permuted_group_labels():
     t1 = pd.DataFrame({"group": ["a", "a", "b", "b"], "RCI_mu": [0.1, 0.12, 0.4, 0.42], "T_mu": [0.2, 0.2, 0.5, 0.5]})
     perms = [tables(t1.assign(group=list(g))) for g in ("abab", "baba", "abba", "baab") * 5]
-    hold = K.obs_dataset_dependence(tables(t1), perms)
+    hold = O.obs_dataset_dependence(tables(t1), perms)
     assert hold.reproduced is True and "p = 0.048" in hold.measured  # (1 + 0) / (1 + 20)
     flat = t1.assign(RCI_mu=[0.1, 0.4, 0.12, 0.42])
     perms = [tables(flat.assign(group=list(g))) for g in ("aabb", "abab", "baba", "abba", "baab") * 4]
-    assert K.obs_dataset_dependence(tables(flat), perms).reproduced is False
-    assert K.obs_dataset_dependence(tables(t1), []).reproduced is None
+    assert O.obs_dataset_dependence(tables(flat), perms).reproduced is False
+    assert O.obs_dataset_dependence(tables(t1), []).reproduced is None
 
 
 def test_corruption_and_traversal_robustness_correlation():
     t1 = pd.DataFrame({"RCI_mu": [0.1, 0.2, 0.3, 0.4, 0.5], "T_mu": [0.3, 0.1, 0.5, 0.2, 0.4]})
     t = tables(t1)
-    assert K.rho_rci_trci(t) == pytest.approx(0.3)
-    assert K.obs_corruption_vs_traversal(t, jitter(t, ["T_mu"], scale=0.001)).reproduced is True
+    assert O.rho_rci_trci(t) == pytest.approx(0.3)
+    assert O.obs_corruption_vs_traversal(t, jitter(t, ["T_mu"], scale=0.001)).reproduced is True
     same = tables(t1.assign(T_mu=t1.RCI_mu * 2))
-    assert K.rho_rci_trci(same) == pytest.approx(1.0)
-    assert K.obs_corruption_vs_traversal(same, jitter(same, ["T_mu"], scale=0.001)).reproduced is False
+    assert O.rho_rci_trci(same) == pytest.approx(1.0)
+    assert O.obs_corruption_vs_traversal(same, jitter(same, ["T_mu"], scale=0.001)).reproduced is False
 
 
 def test_d_spatial_per_state_rho_is_not_an_identity():
@@ -300,15 +299,15 @@ def test_d_spatial_per_state_rho_is_not_an_identity():
     assert terms.T_equal.to_numpy() == pytest.approx((st.D_acc + st.D_spatial) / 5)
     assert terms.T_no_spatial.to_numpy() == pytest.approx(st.D_acc / 4)
     t = tables(states=terms)
-    rho = K.rho_per_state(t)
+    rho = O.rho_per_state(t)
     assert rho < 0.5  # the spatial term reverses the TD trajectory's order
-    assert K.obs_no_spatial_per_state(t, [t] * 5).reproduced is False
+    assert O.obs_no_spatial_per_state(t, [t] * 5).reproduced is False
     near = terms.assign(T_no_spatial=terms.T_equal + np.r_[0, 0, 0.05, -0.05, 0, 0, 0, 0] * 0.1)
-    r = K.rho_per_state(tables(states=near))
+    r = O.rho_per_state(tables(states=near))
     reps = [tables(states=near.sample(8, replace=True, random_state=i)) for i in range(60)]
-    chk = K.obs_no_spatial_per_state(tables(states=near), reps, paper=r)
+    chk = O.obs_no_spatial_per_state(tables(states=near), reps, paper=r)
     assert chk.reproduced is True and "n = 8" in chk.measured
-    model = K.obs_no_spatial_model_level(1.0, 0.0)
+    model = O.obs_no_spatial_model_level(1.0, 0.0)
     assert model.reproduced is None and "by construction" in model.check
 
 
@@ -328,14 +327,14 @@ def test_latent_share_against_the_false_alarm_rate():
     # 30 flips, 24 warned before; 30 trajectories that never flip, 3 warned (false alarms)
     w = pd.DataFrame({"flip_level": [3.0] * 30 + [np.nan] * 30,
                       "warn_level": [2.0] * 24 + [np.nan] * 6 + [1.0] * 3 + [np.nan] * 27})
-    hold = K.obs_latent_share(w, 200, rng("t", 0))
+    hold = O.obs_latent_share(w, 200, rng("t", 0))
     assert hold.reproduced is True and "0.800 warned − 0.100 false alarms = 0.700" in hold.measured
     alarm = w.assign(warn_level=[2.0] * 6 + [np.nan] * 24 + [1.0] * 9 + [np.nan] * 21)  # 0.2 warned, 0.3 alarms
-    assert K.obs_latent_share(alarm, 200, rng("t", 0)).reproduced is False
-    assert K.obs_latent_share(w.assign(flip_level=np.nan), 10, rng("t", 0)).reproduced is None
+    assert O.obs_latent_share(alarm, 200, rng("t", 0)).reproduced is False
+    assert O.obs_latent_share(w.assign(flip_level=np.nan), 10, rng("t", 0)).reproduced is None
 
 
-def test_checks_of_run_on_a_small_panel():
+def test_claims_table_on_a_small_panel():
     g = np.random.default_rng(1)
     parts = []
     for m in range(4):
@@ -353,6 +352,6 @@ def test_checks_of_run_on_a_small_panel():
     point, boot = fn(pred), R.item_bootstrap(pred, fn, 5, 0)
     perms = R.group_permutations(pred, lambda p: R.run_tables(p, lad, DIRS, full=False), 5, 0)
     warn = pd.DataFrame({"flip_level": [2, np.nan], "warn_level": [1, np.nan]})
-    out = O.checks_of_run(point, boot, perms, point.regimes, warn, 1.0, 0.0, latent_rng=rng("t", 1))
-    assert len(out) == 14 and all(c.reproduced in (True, False, None) for c in out)
-    assert out[11].reproduced is None  # the model-level identity is never counted
+    out = O.claims_table(point, boot, perms, point.regimes, warn, 1.0, 0.0, latent_rng=rng("t", 1))
+    assert len(out) == 14 and all(v in (True, False, None) for v in out.reproduced)
+    assert out.reproduced[11] is None  # the model-level identity is never counted

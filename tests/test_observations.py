@@ -8,7 +8,7 @@ import pytest
 
 from vlmrobust import stats
 from vlmrobust.analysis import ras
-from vlmrobust.analysis.ras import observations as obs
+from vlmrobust.analysis.ras import claims as obs
 
 
 def _t3(ras_cc=-0.02, ras_wc=0.4):
@@ -81,9 +81,9 @@ def test_obs4_holds_and_fails():
 
 
 def test_observations_table_shape():
-    table = ras.bench_c_observations(_t2(), _t3(), _t6(), _traj([(-0.1, 0.3)], [(0.1, -0.2)]), _tsum(),
+    table = ras.claims_table(_t2(), _t3(), _t6(), _traj([(-0.1, 0.3)], [(0.1, -0.2)]), _tsum(),
                                          _cells([-0.1, -0.2], [0.01, 0.05]))
-    assert list(table.columns) == list(stats.OBSERVATION_COLUMNS) and len(table) == 4
+    assert list(table.columns) == list(stats.CLAIM_COLUMNS) and len(table) == 4
     assert table["reproduced"].tolist() == [True, True, True, True]
     assert table["claim"].str.match(r"^[1-4]\. ").all() and table["paper"].str.len().gt(20).all()
 
@@ -116,7 +116,7 @@ def test_cov_ellipse_rejects_bad_points(bad):
 
 
 def test_verdict_combine_and_interval_text():
-    from vlmrobust.stats.observations import combine, interval_text, verdict
+    from vlmrobust.stats.claims import combine, interval_text, verdict
 
     assert verdict(0.2, 0.4, 0.0, 1.0) is True  # inside the region
     assert verdict(0.0, 1.0, 0.0, 1.0) is True  # the edges belong to it

@@ -8,8 +8,8 @@ import pytest
 
 from vlmrobust import data, repro, schema, sweep, synth
 from vlmrobust.analysis import selection as select
+from vlmrobust.analysis.selection import claims as checks
 from vlmrobust.analysis.selection import novelty, responsiveness, selection
-from vlmrobust.analysis.selection import observations as checks
 from vlmrobust.data import splits
 from vlmrobust.params import ParameterError
 
@@ -327,10 +327,10 @@ def test_selection_observations_stack_every_claim_with_its_own_stream():
                                        (1, 2, 3, 4, 5), pool.pred, pool.pred == 0, pool.K, np.zeros(n, int),
                                        pool.pred[:, :, 0, 0], pool.pred[:, :, 0, 0] == 0)
     kw = dict(families=np.arange(n) % 4, sources=["s"] * n, variants=loo, n_boot=100)
-    obs = checks.selection_observations(paths, G, sel, t1, select.criteria_overlap(sel), None, [], **kw,
+    obs = checks.claims_table(paths, G, sel, t1, select.criteria_overlap(sel), None, [], **kw,
                                         rng=repro.rng("test.select", "obs", 1))
     assert len(obs) == 12 and obs.claim.is_unique
-    again = checks.selection_observations(paths, G, sel, t1, select.criteria_overlap(sel), None, [], **kw,
+    again = checks.claims_table(paths, G, sel, t1, select.criteria_overlap(sel), None, [], **kw,
                                           rng=repro.rng("test.select", "obs", 1))
     assert obs.equals(again)  # seeded: the same table twice
     by_construction = obs[obs.measured.str.startswith("by construction")]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from vlmrobust import repro
-from vlmrobust.analysis.selection import checks, coverage, nulls
+from vlmrobust.analysis.selection import claims, coverage, nulls
 from vlmrobust.analysis.selection.responsiveness import AnswerPaths
 
 
@@ -103,20 +103,20 @@ def test_split_kappa_against_random_subsets_of_a_plus():
     k = np.linspace(0.05, 1.0, 20)
     el = np.ones(20, bool)
     top, bottom = k > 0.75, k < 0.3
-    assert checks.obs_split_kappa_null(k, top, el, n_draws=500, rng=_rng("k")).reproduced is True
-    assert checks.obs_split_kappa_null(k, bottom, el, n_draws=500, rng=_rng("k")).reproduced is False
-    whole = checks.obs_split_kappa_null(k, el, el, n_draws=500, rng=_rng("k"))
+    assert claims.obs_split_kappa_null(k, top, el, n_draws=500, rng=_rng("k")).reproduced is True
+    assert claims.obs_split_kappa_null(k, bottom, el, n_draws=500, rng=_rng("k")).reproduced is False
+    whole = claims.obs_split_kappa_null(k, el, el, n_draws=500, rng=_rng("k"))
     assert whole.reproduced is None and "by construction" in whole.measured
 
 
 def test_criteria_ji_must_beat_random_subsets_and_stay_below_one():
     el = np.ones(40, bool)
-    assert checks.obs_criteria_ji({"size": 10, "ji": 0.6, "both": 7}, el, n_draws=500, rng=_rng("j")).reproduced
-    assert checks.obs_criteria_ji({"size": 10, "ji": 0.1, "both": 2}, el, n_draws=500,
+    assert claims.obs_criteria_ji({"size": 10, "ji": 0.6, "both": 7}, el, n_draws=500, rng=_rng("j")).reproduced
+    assert claims.obs_criteria_ji({"size": 10, "ji": 0.1, "both": 2}, el, n_draws=500,
                                   rng=_rng("j")).reproduced is False  # below chance (≈ 0.14)
-    assert checks.obs_criteria_ji({"size": 10, "ji": 1.0, "both": 10}, el, n_draws=500,
+    assert claims.obs_criteria_ji({"size": 10, "ji": 1.0, "both": 10}, el, n_draws=500,
                                   rng=_rng("j")).reproduced is False
-    assert checks.obs_criteria_ji({"size": 40, "ji": 1.0}, el, n_draws=50, rng=_rng("j")).reproduced is None
+    assert claims.obs_criteria_ji({"size": 40, "ji": 1.0}, el, n_draws=50, rng=_rng("j")).reproduced is None
 
 
 def _table_i(fixed_kept, recomputed_kept, recomputed_eligible, size=10):
@@ -125,23 +125,23 @@ def _table_i(fixed_kept, recomputed_kept, recomputed_eligible, size=10):
 
 
 def test_table_i_retention_beats_the_random_null_and_the_majority():
-    assert checks.obs_table_i_null(_table_i(9, 8, 45), 40, n_draws=500, rng=_rng("t")).reproduced is True
-    assert checks.obs_table_i_null(_table_i(4, 8, 45), 40, n_draws=500, rng=_rng("t")).reproduced is False
+    assert claims.obs_table_i_null(_table_i(9, 8, 45), 40, n_draws=500, rng=_rng("t")).reproduced is True
+    assert claims.obs_table_i_null(_table_i(4, 8, 45), 40, n_draws=500, rng=_rng("t")).reproduced is False
     # retention 0.9 > 0.5, but a random 10 of 12 keeps 9 or more in ~30 % of draws: not above chance
-    assert checks.obs_table_i_null(_table_i(9, 9, 12), 12, n_draws=2000, rng=_rng("t")).reproduced is False
-    assert checks.obs_table_i_null(_table_i(9, 8, 45).iloc[:0], 40, n_draws=5, rng=_rng("t")).reproduced is None
+    assert claims.obs_table_i_null(_table_i(9, 9, 12), 12, n_draws=2000, rng=_rng("t")).reproduced is False
+    assert claims.obs_table_i_null(_table_i(9, 8, 45).iloc[:0], 40, n_draws=5, rng=_rng("t")).reproduced is None
 
 
 def test_fixed_at_least_recomputed_per_selector():
     s = np.r_[np.ones(10, bool), np.zeros(10, bool)]
     fixed = np.r_[np.ones(9, bool), np.zeros(11, bool)]
     recomputed = np.r_[np.ones(6, bool), np.zeros(14, bool)]
-    good = checks.obs_fixed_vs_recomputed({"a": (fixed, recomputed)}, s, n_boot=500, rng=_rng("f"))
+    good = claims.obs_fixed_vs_recomputed({"a": (fixed, recomputed)}, s, n_boot=500, rng=_rng("f"))
     assert good.reproduced is True and "+0.300" in good.measured
-    bad = checks.obs_fixed_vs_recomputed({"a": (fixed, recomputed), "b": (recomputed, fixed)}, s, n_boot=500,
+    bad = claims.obs_fixed_vs_recomputed({"a": (fixed, recomputed), "b": (recomputed, fixed)}, s, n_boot=500,
                                          rng=_rng("f"))
     assert bad.reproduced is False
-    assert checks.obs_fixed_vs_recomputed({}, s, n_boot=5, rng=_rng("f")).reproduced is None
+    assert claims.obs_fixed_vs_recomputed({}, s, n_boot=5, rng=_rng("f")).reproduced is None
 
 
 def _paths(pred, answer, clean_pred):
@@ -158,9 +158,9 @@ def test_zero_dispersion_is_reported_by_construction_and_catches_a_wrong_g():
     pred = np.array([[[[1, 1, 1, 1, 1]]], [[[2, 3, 2, 3, 2]]], [[[0, 0, 1, 0, 0]]]])
     paths = _paths(pred, np.zeros(3, int), np.zeros((3, 1), int))
     G = np.array([[[0.0]], [[0.64]], [[0.32]]])
-    row = checks.obs_zero_dispersion(paths, G)
+    row = claims.obs_zero_dispersion(paths, G)
     assert row.reproduced is None and "by construction" in row.measured and "1 of 2" in row.measured
-    assert checks.obs_zero_dispersion(paths, G + 0.1).reproduced is False  # a G that is not Eq. 1
+    assert claims.obs_zero_dispersion(paths, G + 0.1).reproduced is False  # a G that is not Eq. 1
 
 
 def test_an_easy_item_can_score_high():
@@ -168,9 +168,9 @@ def test_an_easy_item_can_score_high():
     k = np.linspace(0.0, 0.9, n)
     pred = np.zeros((n, 1, 1, 5), int)
     easy_high = np.where(np.arange(n) >= 20, 0, 1)[:, None]    # clean answer 0 is correct: easy at high κ
-    good = checks.obs_easy_can_score_high(_paths(pred, np.zeros(n, int), easy_high), k, n_boot=500, rng=_rng("e"))
+    good = claims.obs_easy_can_score_high(_paths(pred, np.zeros(n, int), easy_high), k, n_boot=500, rng=_rng("e"))
     assert good.reproduced is True and "10 of 10" in good.measured
-    bad = checks.obs_easy_can_score_high(_paths(pred, np.zeros(n, int), 1 - easy_high), k, n_boot=500,
+    bad = claims.obs_easy_can_score_high(_paths(pred, np.zeros(n, int), 1 - easy_high), k, n_boot=500,
                                          rng=_rng("e"))
     assert bad.reproduced is False and "0 of 10" in bad.measured   # only low-κ items are clean-easy
 
@@ -181,28 +181,28 @@ def test_difficulty_rank_correlation_below_its_threshold():
     clean_pred = rng.integers(0, 2, (n, 3))                      # err in {0, 1/3, 2/3, 1}
     err = 1 - (clean_pred == 0).mean(axis=1)
     paths = _paths(np.zeros((n, 3, 1, 5), int), np.zeros(n, int), clean_pred)
-    indep = checks.obs_difficulty_rank(paths, rng.random(n), n_boot=300, rng=_rng("d"))
+    indep = claims.obs_difficulty_rank(paths, rng.random(n), n_boot=300, rng=_rng("d"))
     assert indep.reproduced is True
-    tracked = checks.obs_difficulty_rank(paths, err + 0.01 * rng.random(n), n_boot=300, rng=_rng("d"))
+    tracked = claims.obs_difficulty_rank(paths, err + 0.01 * rng.random(n), n_boot=300, rng=_rng("d"))
     assert tracked.reproduced is False and "ρ +0.9" in tracked.measured
 
 
 def test_sources_kept():
     src = np.array(["a"] * 5 + ["b"] * 5)
     both, one = np.r_[1, 0, 0, 0, 0, 1, 0, 0, 0, 0].astype(bool), np.r_[1, 1, 0, 0, 0, 0, 0, 0, 0, 0].astype(bool)
-    assert checks.obs_sources_kept(src, both, n_draws=200, rng=_rng("s")).reproduced is True
-    lost = checks.obs_sources_kept(src, one, n_draws=200, rng=_rng("s"))
+    assert claims.obs_sources_kept(src, both, n_draws=200, rng=_rng("s")).reproduced is True
+    lost = claims.obs_sources_kept(src, one, n_draws=200, rng=_rng("s"))
     assert lost.reproduced is False and "lost: b" in lost.measured
-    single = checks.obs_sources_kept(np.array(["a"] * 10), one, n_draws=20, rng=_rng("s"))
+    single = claims.obs_sources_kept(np.array(["a"] * 10), one, n_draws=20, rng=_rng("s"))
     assert single.reproduced is None and "by construction" in single.measured
 
 
 def test_families_kept_names_the_lost_family_and_where():
     fam = np.array(["x", "x", "y", "y", "z", "z"])
     el = np.array([1, 1, 1, 1, 0, 0], bool)
-    assert checks.obs_families_kept(fam[:4], el[:4], np.array([1, 0, 1, 0], bool), n_draws=100,
+    assert claims.obs_families_kept(fam[:4], el[:4], np.array([1, 0, 1, 0], bool), n_draws=100,
                                     rng=_rng("f")).reproduced is True
-    row = checks.obs_families_kept(fam, el, np.array([1, 0, 1, 0, 0, 0], bool), n_draws=100, rng=_rng("f"))
+    row = claims.obs_families_kept(fam, el, np.array([1, 0, 1, 0, 0, 0], bool), n_draws=100, rng=_rng("f"))
     assert row.reproduced is False and "1 of 3 families lost: z (at Eq. 3)" in row.measured
 
 
@@ -213,11 +213,11 @@ def test_eq3_is_stricter_than_a_pooled_kappa_threshold():
     el = (G.mean(axis=2) > 0).all(axis=1)
     k = G.mean(axis=(1, 2))
     ids = [f"q{i:02d}" for i in range(20)]
-    row = checks.obs_eq3_stricter(G, k, el, ids, ["a", "b", "c"], n_boot=500, rng=_rng("q"))
+    row = claims.obs_eq3_stricter(G, k, el, ids, ["a", "b", "c"], n_boot=500, rng=_rng("q"))
     assert row.reproduced is True and "5 of 10" in row.measured and "silent: c on 5" in row.measured
     G[10:15, :2] = 0.1                 # now their pooled κ is below A⁺'s: a pooled threshold keeps A⁺
     k = G.mean(axis=(1, 2))
-    assert checks.obs_eq3_stricter(G, k, el, ids, ["a", "b", "c"], n_boot=500, rng=_rng("q")).reproduced is False
+    assert claims.obs_eq3_stricter(G, k, el, ids, ["a", "b", "c"], n_boot=500, rng=_rng("q")).reproduced is False
 
 
 def test_novelty_term_limits_concentration():
@@ -227,7 +227,7 @@ def test_novelty_term_limits_concentration():
     spread[[0, 1, 10, 11, 20, 21, 30, 31]] = True
     concentrated = np.zeros(40, bool)
     concentrated[:8] = True
-    good = checks.obs_novelty_concentration(fam, spread, concentrated, el, n_boot=500, rng=_rng("c"))
+    good = claims.obs_novelty_concentration(fam, spread, concentrated, el, n_boot=500, rng=_rng("c"))
     assert good.reproduced is True and "difference +0.750" in good.measured
-    bad = checks.obs_novelty_concentration(fam, concentrated, spread, el, n_boot=500, rng=_rng("c"))
+    bad = claims.obs_novelty_concentration(fam, concentrated, spread, el, n_boot=500, rng=_rng("c"))
     assert bad.reproduced is False

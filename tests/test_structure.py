@@ -132,11 +132,17 @@ def test_no_module_over_400_lines(name):
     assert n <= MAX_MODULE_LINES, f"{name}: {n} lines (split it)"
 
 
-def test_every_analysis_is_one_folder_with_its_observations():
+def test_every_analysis_is_one_folder_with_its_claims():
+    import importlib
+
     for name in ANALYSES:
         folder = PKG / "analysis" / name
         assert (folder / "__init__.py").is_file(), name
-        assert (folder / "observations.py").is_file(), f"{name}: its paper's claims live in observations.py"
+        assert (folder / "claims.py").is_file(), f"{name}: its paper's claims table is built in claims.py"
+        face = importlib.import_module(f"vlmrobust.analysis.{name}")
+        assert face.claims_table is importlib.import_module(f"vlmrobust.analysis.{name}.claims").claims_table
+        rows = {p.stem for p in folder.glob("*.py")} & {"observations", "checks", "findings", "verdicts"}
+        assert not rows, f"{name}: claim rows live in claims*.py modules, not {sorted(rows)}"
     assert not (PKG / "metrics").exists() and not (PKG / "select").exists()
 
 

@@ -4,10 +4,11 @@
 * :mod:`.correlation` — Spearman's ρ across units with a bootstrap interval (paired replicates or units);
 * :mod:`.calibration` — reliability table, ECE, error-detection AUROC (seeds 001 and 003);
 * :mod:`.grouped` — integer group codes and ``bincount`` sums, the vectorised group-by under the analyses;
-* :mod:`.observations` — the observations-table type every notebook closes with.
+* :mod:`.claims` — the observations-table type every notebook closes with.
 """
 
 from .calibration import ece, error_auroc, reliability
-from .observations import OBSERVATION_COLUMNS, Check, observations_table
+from .claims import CLAIM_COLUMNS, Claim, claims_frame, combine, interval_text, verdict
 
-__all__ = ["OBSERVATION_COLUMNS", "Check", "ece", "error_auroc", "observations_table", "reliability"]
+__all__ = ["CLAIM_COLUMNS", "Claim", "claims_frame", "combine", "ece", "error_auroc", "interval_text", "reliability",
+           "verdict"]

@@ -13,15 +13,15 @@ parameters in one call, the names below are re-exported flat (:data:`__all__`), 
   a share of control (seed 002), W per signal (seed 003), ECE and the flip rate, each with its interval;
 * :mod:`.agreement` — do the lenses agree: Spearman's rho between two read-outs across models (or conditions),
   with its interval and a verdict in the stated direction;
-* :mod:`.observations` — the agreement rows and the controls' construction check;
+* :mod:`.claims` — the agreement rows and the controls' construction check;
 * :mod:`.figures` — the cards side by side, and the agreement scatters.
 """
 
 from . import figures
 from .agreement import AGREEMENT_COLUMNS, agreement_checks, agreement_table
+from .claims import claims_table, condition_lenses, model_agreement, with_losses
 from .inputs import ARMS, LADDERS, CardInputs, card_conditions, card_predictions, with_depth
 from .lenses import READOUTS, card_long, card_table
-from .observations import card_observations, condition_lenses, model_agreement, with_losses
 from .params import Params
 from .readouts import (
     ORDER,
@@ -34,6 +34,6 @@ from .readouts import (
 )
 
 __all__ = ["AGREEMENT_COLUMNS", "ARMS", "LADDERS", "ORDER", "READOUTS", "CardInputs", "Params", "agreement_checks",
-           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "card_observations",
+           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "claims_table",
            "card_predictions", "card_table", "condition_lenses", "corruption_errors", "error_cells", "figures", "mce",
            "model_agreement", "option_orders", "permute_options", "with_depth", "with_losses"]

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...stats.claims import Claim, interval_text, verdict
 from ...stats.correlation import spearman_interval
-from ...stats.observations import Check, interval_text, verdict
 
 __all__ = ["AGREEMENT_COLUMNS", "agreement_table", "agreement_checks"]
 
@@ -65,13 +65,13 @@ def agreement_table(lenses: pd.DataFrame, pairs: Sequence[tuple[str, str, int]],
     return out
 
 
-def agreement_checks(table: pd.DataFrame, claims: Mapping[tuple[str, str], str], *, unit: str = "model") -> list[Check]:
+def agreement_checks(table: pd.DataFrame, claims: Mapping[tuple[str, str], str], *, unit: str = "model") -> list[Claim]:
     """Observation rows of :func:`agreement_table`: ``claims[(x, y)]`` says in words what agreement would
     mean; the verdict is the row's ``agrees``."""
     out = []
     for r in table.itertuples(index=False):
         side = "above" if r.sign > 0 else "below"
-        out.append(Check(claims.get((r.x, r.y), f"{r.x} and {r.y} rank the {unit}s alike"),
+        out.append(Claim(claims.get((r.x, r.y), f"{r.x} and {r.y} rank the {unit}s alike"),
                          "no paper compares these lenses (each reports one)",
                          f"Spearman rho of {r.x} and {r.y} across {r.n_units} {unit}s, "
                          f"95 % interval ({r.interval_from}) {side} 0",

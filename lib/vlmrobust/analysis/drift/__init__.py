@@ -11,7 +11,7 @@ parameters in one call (:class:`Params`, from :mod:`.params`) and calls the comp
 * :mod:`.prior` — drift to the prior on yes/no questions (POPE, §7);
 * :mod:`.frequency` — signed margins, flip curves and thresholds of the frequency experiments (§6, App. F);
 * :mod:`.protocol` — the paper's protocol: shift reading, disjoint subsets, set-apart instances, POPE prompt;
-* :mod:`.observations` — findings (i)–(v) and the patterns of §4 checked on a run, each with an interval
+* :mod:`.claims` — findings (i)–(v) and the patterns of §4 checked on a run, each with an interval
   (:mod:`.findings` holds the item bootstrap and the probe-based rows);
 * :mod:`.figures` — the notebook's figures of labels, drift, Dirichlet energy, the prior and scale (Figs. 1-3, 5,
   10-14); :mod:`.frequency_figures` — those of the frequency experiments (Figs. 15-20).
@@ -21,6 +21,7 @@ parameters in one call (:class:`Params`, from :mod:`.params`) and calls the comp
 """
 
 from . import figures, frequency_figures
+from .claims import DriftRun, Ladder, claims_table
 from .dirichlet import energy_drift_correlation, energy_table
 from .frequency import (
     example_items,
@@ -32,7 +33,6 @@ from .frequency import (
     threshold_table,
 )
 from .instability import flip_pairs, ifr_iv, label, overlay_decomposition, scale_table, transitions
-from .observations import DriftRun, Ladder, findings_table
 from .params import Params
 from .prior import (
     drift_by_perturbation,
@@ -77,5 +77,5 @@ __all__ = [
     "threshold_table",
     "across_subsets", "check_gt_changing", "disjoint_subsets", "model_sizes", "natural_predictions",
     "one_token_options", "table_pairs",
-    "findings_table",
+    "claims_table",
 ]

@@ -9,7 +9,7 @@
 * :mod:`.taxonomy` — the failure taxonomy (§II-H, §VII);
 * :mod:`.paper_table` — the paper's Table I as printed and the bound RCI_mu >= 0.3 (1 - A_CR) it obeys;
 * :mod:`.replicates` — the run's tables on resampled questions and permuted groups (intervals and nulls);
-* :mod:`.checks` and :mod:`.observations` — the paper's observations checked on a run;
+* :mod:`.claims` and :mod:`.claims` — the paper's observations checked on a run;
 * :mod:`.figures` — the notebook's figures (Figs. 3–8, the fill figures and the heatmaps), from its small tables.
 
 The package is the notebook's one import: :class:`Params` checks its parameters in one call, the
@@ -21,7 +21,7 @@ functions and constants it uses are re-exported here flat (``escalation.cell_sta
 from . import figures
 from .ablation import ablation_scores, affine_residual, rank_correlations, spatial_table
 from .cells import cell_stats
-from .checks import rho_per_state
+from .claims import accuracy_by_evidence, check_bottomup_hurts_more, claims_table, rho_per_state
 from .fragility import (
     curve_regimes,
     early_warnings,
@@ -35,7 +35,6 @@ from .fragility import (
 )
 from .indices import FAIL_READINGS, TABLE_I_BOUND, rci, rci_notes, table_i, trci, trci_states
 from .ladders import escalation_predictions, items_mean_colour, rung_images
-from .observations import accuracy_by_evidence, check_bottomup_hurts_more, checks_of_run
 from .paper_table import PAPER_TABLE_I, bound_fit, bound_residuals
 from .params import Params
 from .replicates import group_permutations, interval, item_bootstrap, run_tables
@@ -44,7 +43,7 @@ from .taxonomy import CLASSES, classify, failures, taxonomy_counts
 __all__ = [
     "figures",  # the module of the notebook's figures
     "CLASSES", "FAIL_READINGS", "Params", "PAPER_TABLE_I", "TABLE_I_BOUND", "ablation_scores", "accuracy_by_evidence",
-    "affine_residual", "bound_fit", "bound_residuals", "cell_stats", "check_bottomup_hurts_more", "checks_of_run",
+    "affine_residual", "bound_fit", "bound_residuals", "cell_stats", "check_bottomup_hurts_more", "claims_table",
     "classify", "curve_regimes", "early_warnings", "escalation_predictions", "evidence_lost_share", "failures",
     "fill_comparison", "fragility_curves", "group_permutations", "interval", "item_bootstrap", "items_mean_colour",
     "latent_instability", "rank_correlations", "rci", "rci_notes", "regime_counts", "rho_per_state", "rung_images",

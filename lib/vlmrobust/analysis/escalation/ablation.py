@@ -14,7 +14,7 @@ whose :math:`\mathcal D_{acc}`, :math:`\mathcal D_{ent}` or :math:`\mathcal D_{f
 renormalises α over fewer terms and falls off the affine line; :func:`affine_residual` shows by how much.)
 **Per state it is not**: :math:`\mathcal D_{spatial} = s_k` varies along a trajectory, so the per-state terms
 :math:`\tau_{r,k}` with and without it, pooled over unit × direction × state, rank differently; that
-correlation (:func:`vlmrobust.analysis.escalation.checks.rho_per_state`) is what comes out near the paper's
+correlation (:func:`vlmrobust.analysis.escalation.claims.rho_per_state`) is what comes out near the paper's
 0.95.
 
 Scores are the unit-level means of Table I (``RCI_mu`` over the ladder conditions, ``T_mu`` over the

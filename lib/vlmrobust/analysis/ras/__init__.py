@@ -5,9 +5,9 @@ clean–corrupted pair), :func:`state_effects` (state and source attribution,
 Eqs. 13–16), the model tables (:func:`table_ii`, :func:`table_iii`,
 :func:`table_iv`, :func:`table_vi`), severity :func:`trajectories` and
 question-level bootstrap intervals, and the paper's four observations checked on a run
-(:func:`bench_c_observations`). Modules: :mod:`.components` (Eqs. 7–11), :mod:`.pairs`,
+(:func:`claims_table`). Modules: :mod:`.components` (Eqs. 7–11), :mod:`.pairs`,
 :mod:`.attribution`, :mod:`.tables` (with :func:`~.tables.with_ci`, Table II's display form),
-:mod:`.trajectories`, :mod:`.observations`, :mod:`.simulate` (a predictions table without a model), and
+:mod:`.trajectories`, :mod:`.claims`, :mod:`.simulate` (a predictions table without a model), and
 :mod:`.figures` (the notebook's Figs. 4, 5/11, 6, 7 and 12, drawn from the tables above).
 
 The package is the notebook's one import: :class:`Params` checks its parameters in one call (:mod:`.params`),
@@ -18,8 +18,8 @@ and what else it uses is re-exported here flat (``ras.pairs``,
 from ...score.probs import probs_matrix
 from . import figures
 from .attribution import state_effects
+from .claims import claims_table
 from .components import alignment, normalised_entropy, ras, top1
-from .observations import bench_c_observations
 from .pairs import STATES, pairs
 from .params import Params
 from .simulate import simulate_predictions
@@ -39,7 +39,7 @@ from .trajectories import TRAJECTORY_CLASSES, classify_paths, trajectories, traj
 
 __all__ = [
     "Params", "STATES", "REGIMES", "REGIME_NAMES", "REGIME_STATES", "TRAJECTORY_CLASSES",
-    "bench_c_observations", "regime_examples",
+    "claims_table", "regime_examples",
     "pairs", "probs_matrix", "alignment", "normalised_entropy", "ras", "top1",
     "state_effects", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of",
     "classify_paths", "trajectories", "trajectory_summary", "simulate_predictions", "with_ci",

@@ -13,7 +13,7 @@ The pipeline of notebook 01, one module per step:
 * :mod:`.pool` — a candidate pool balanced over sources and task families;
 * :mod:`.coverage` — sources, families and L2 categories of pool and split; selectors silent on a family;
 * :mod:`.nulls` — random size-matched subsets, the nulls the checks compare with;
-* :mod:`.checks`, :mod:`.observations` — the claims of §IV and supplement II as checks, and their table;
+* :mod:`.claims`, :mod:`.claims` — the claims of §IV and supplement II as checks, and their table;
 * :mod:`.simulate` — a synthetic selection problem for benchmarks and scaling, and its timing;
 * :mod:`.figures` — the notebook's figures (κ and G, novelty, the (κ, ν) plane, Figs. 3(a)/9(a), 3(b)/8,
   9(b–d), the scaling plot), drawn from the arrays and tables above.
@@ -30,6 +30,11 @@ and what else it uses is re-exported here flat (``selection.select``,
 """
 
 from . import figures
+from .claims import (
+    CLAIM_STREAMS,
+    claims_table,
+    obs_evaluated_gini,
+)
 from .coverage import (
     composition_groups,
     composition_level,
@@ -40,12 +45,7 @@ from .coverage import (
 )
 from .embed import IMAGE_POOLING, TEXT_ENCODER, image_embeddings, text_embeddings
 from .novelty import TIE_DECIMALS, Novelty, greedy_novelty, normalise, preference
-from .observations import (
-    OBSERVATION_STREAMS,
-    mean_shift,
-    obs_evaluated_gini,
-    selection_observations,
-)
+from .nulls import mean_shift
 from .params import Params
 from .pool import allocate, balanced_pool
 from .responsiveness import (
@@ -74,12 +74,12 @@ from .selection import (
 from .simulate import SyntheticPool, simulate_pool, time_selection
 
 __all__ = [
-    "AnswerPaths", "IMAGE_POOLING", "Novelty", "OBSERVATION_STREAMS", "Params", "Selection", "SyntheticPool",
+    "AnswerPaths", "IMAGE_POOLING", "Novelty", "CLAIM_STREAMS", "Params", "Selection", "SyntheticPool",
     "TABLE_I_COLUMNS", "TEXT_ENCODER", "TIE_DECIMALS", "allocate", "answer_paths", "balanced_pool",
     "composition_groups", "composition_level", "coverage_table", "criteria_overlap", "eligible", "gini",
     "greedy_novelty", "image_embeddings", "jaccard", "kappa", "largest_share", "leave_one_out", "mean_shift",
     "normalise", "obs_evaluated_gini", "path_counts", "pooled_threshold", "preference", "responsive_shares",
-    "select", "selection_observations", "selector_gini", "silent_families", "simulate_pool", "split_mask",
+    "select", "claims_table", "selector_gini", "silent_families", "simulate_pool", "split_mask",
     "table_i", "text_embeddings", "top_k", "category_shift", "selection_table", "time_selection",
     "figures",
 ]

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...stats.bootstrap import percentile_interval
+from ...stats.bootstrap import interval_of, percentile_interval, replicate_sums, resample_counts
 
-__all__ = ["random_subsets", "null_summary", "random_pair_jaccard", "random_subset_means", "retention_null",
-           "groups_lost_null"]
+__all__ = ["mean_shift", "random_subsets", "null_summary", "random_pair_jaccard", "random_subset_means",
+           "retention_null", "groups_lost_null"]
 
 
 def _rng(rng: object) -> np.random.Generator:
@@ -107,3 +107,30 @@ def groups_lost_null(groups: np.ndarray, mask: np.ndarray, k: int, n_draws: int,
     onehot[np.arange(len(g)), codes] = 1.0
     held = (sub.astype(np.float64) @ onehot) > 0
     return (present[None, :] & ~held).sum(axis=1).astype(np.float64)
+
+
+def mean_shift(values: np.ndarray, in_split: np.ndarray, *, n_boot: int, rng: np.random.Generator,
+               ci: float = 0.95) -> dict:
+    """Mean of ``values`` on the split minus on the whole pool, with a bootstrap interval.
+
+    Returns ``pool``, ``split``, ``diff``, ``lo``, ``hi``, ``n_pool``, ``n_split``.
+    Each resample draws the pool's items with replacement (counts, so one
+    matrix product gives every replicate); the split's mean in a resample is
+    over the drawn split items. ``n_boot = 0`` gives NaN bounds.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    s = np.asarray(in_split, dtype=bool)
+    if x.shape != s.shape or x.ndim != 1:
+        raise ValueError(f"values and in_split must be 1-D of one length, got {x.shape} and {s.shape}")
+    out = {"n_pool": int(len(x)), "n_split": int(s.sum()), "pool": float(x.mean()) if len(x) else np.nan,
+           "split": float(x[s].mean()) if s.any() else np.nan}
+    out["diff"] = out["split"] - out["pool"]
+    out["lo"] = out["hi"] = np.nan
+    if n_boot and s.any():
+        W = resample_counts(len(x), n_boot, rng)
+        sums = replicate_sums(W, np.column_stack([x, np.where(s, x, 0.0), s.astype(np.float64),
+                                                  np.ones(len(x))]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            diff = sums[:, 1] / sums[:, 2] - sums[:, 0] / sums[:, 3]
+        out["lo"], out["hi"] = interval_of(diff, ci)
+    return out

@@ -8,17 +8,19 @@ module, ``visibility.figures``.
 * :mod:`.readouts` — the per-question signals, calibration, transmittance and ImageNet-C fog in metres;
 * :mod:`.blind_spot` — curves, half-way crossings V_acc / V_aware and the blind-spot width W, bootstrapped;
 * :mod:`.paper` — the paper's own Table IX-X rows and Table V, and the abstain mid-level that reproduces it;
-* :mod:`.verdicts` — the condition means behind the rows (how a row decides, an interval against a region from
-  the paper, is :func:`vlmrobust.stats.observations.verdict`);
-* :mod:`.claims`, :mod:`.controls` — the paper's claims and controls, and the testbed's control organisms;
-* :mod:`.observations` — those checks assembled into the notebook's observations table;
+* :mod:`.means` — the condition means behind the rows (how a row decides, an interval against a region from
+  the paper, is :func:`vlmrobust.stats.claims.verdict`);
+* :mod:`.claims` — the notebook's claims table (:func:`claims_table`), assembled from
+  :mod:`.claims_signals` (the paper's claims about accuracy, confidence and abstaining) and
+  :mod:`.claims_controls` (the ImageNet-C and blank controls, and the testbed's control organisms);
 * :mod:`.tables` — Tables IV–X laid out as printed (presentation of numbers computed above);
 * :mod:`.figures` — Figs. 2–8 and accuracy against the object's transmittance, drawn from those tables.
 """
 
 from . import figures
 from .blind_spot import ABSTAIN_MIDS, blind_spot_table, level_means, signal_cube
-from .observations import control_rows, visibility_observations, wording_rows
+from .claims import claims_table, control_rows, wording_rows
+from .means import condition_means
 from .paper import abstain_mid_comparison
 from .params import Params
 from .readouts import (
@@ -40,10 +42,9 @@ from .tables import (
     signal_tables,
     table_v,
 )
-from .verdicts import condition_means
 
 __all__ = ["ABSTAIN_MIDS", "INTERNAL", "Params", "abstain_mid_comparison", "accuracy_vs_transmittance",
            "blind_spot_table", "calibration_by_level", "calibration_wide", "condition_means", "condition_summary",
-           "control_rows", "controls_table", "figures", "fog_severity_table", "imagenet_fog_visibility",
-           "level_means", "murky_table", "parse_rate_table", "pooled_reliability", "signal_cube", "signal_tables",
-           "signals_long", "table_v", "verbal_wordings_table", "visibility_observations", "wording_rows"]
+           "control_rows", "controls_table", "figures", "fog_severity_table", "imagenet_fog_visibility", "level_means",
+           "murky_table", "parse_rate_table", "pooled_reliability", "signal_cube", "signal_tables", "signals_long",
+           "table_v", "verbal_wordings_table", "claims_table", "wording_rows"]

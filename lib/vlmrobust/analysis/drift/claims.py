@@ -1,6 +1,6 @@
 """Seed 002's findings and patterns checked on a run (notebook 05): the observations table, one row each.
 
-Entry point: :func:`findings_table` (its inputs: :class:`DriftRun` and
+Entry point: :func:`claims_table` (its inputs: :class:`DriftRun` and
 :class:`Ladder`). The rows, in order:
 
 1. (i) stable answers hide unstable representations (union IV; kept answers drift far);
@@ -18,9 +18,9 @@ Entry point: :func:`findings_table` (its inputs: :class:`DriftRun` and
 
 Each row decides by a 95 % percentile bootstrap interval over items against a
 region stated in its ``check`` text, with where the region comes from
-(:mod:`.findings`; :func:`vlmrobust.stats.observations.verdict`). A claim made
+(:mod:`.findings`; :func:`vlmrobust.stats.claims.verdict`). A claim made
 for every model holds when every model's part holds, fails when one fails
-(:func:`~vlmrobust.stats.observations.combine`). Each row draws its resamples
+(:func:`~vlmrobust.stats.claims.combine`). Each row draws its resamples
 from its own generator ``vlmrobust.repro.rng(seed, NB_ID, "findings", row)``, so
 rows do not depend on each other or on their order.
 """
@@ -35,28 +35,19 @@ import pandas as pd
 
 from ... import repro
 from ...schema import CLEAN
-from ...stats.observations import Check, combine, observations_table
-from .findings import (
-    ABOVE_0,
-    BELOW_0,
-    TEXT,
-    Est,
-    ItemBoot,
-    drift_rows,
-    flip_rates,
-    mean_drift,
-    models_of,
+from ...stats.claims import Claim, claims_frame, combine
+from .claims_patterns import (
     obs_dirichlet_signs,
     obs_mcq_steadier,
     obs_overlay_near_control,
     obs_pattern1_overlay_drifts_most,
     obs_pattern2_context_not_answer,
-    smallest,
 )
 from .instability import TABLE_UNIONS, label
+from .itemboot import ABOVE_0, BELOW_0, TEXT, Est, ItemBoot, drift_rows, flip_rates, mean_drift, models_of, smallest
 from .representation import control_values, with_flips
 
-__all__ = ["DriftRun", "Ladder", "findings_table", "obs_disconnect", "obs_overlay_most_disruptive",
+__all__ = ["DriftRun", "Ladder", "claims_table", "obs_disconnect", "obs_overlay_most_disruptive",
            "obs_overlay_near_control", "obs_scale", "obs_errors_random_but_conservative",
            "obs_pattern1_overlay_drifts_most", "obs_pattern2_context_not_answer", "obs_overlay_ordering",
            "obs_dirichlet_signs", "obs_pgd_success", "obs_blank_prior_no", "obs_mcq_steadier", "NB_ID"]
@@ -66,7 +57,7 @@ NB_ID = "05_representation_drift"
 
 @dataclass(frozen=True)
 class DriftRun:
-    """The frames of one notebook-05 run that :func:`findings_table` reads (one scoring method per model).
+    """The frames of one notebook-05 run that :func:`claims_table` reads (one scoring method per model).
 
     * ``pairs`` — the flip pairs the tables read (:func:`~vlmrobust.analysis.drift.instability.flip_pairs`
       through :func:`~vlmrobust.analysis.drift.protocol.table_pairs`): ``model, item_id, perturbation, level,
@@ -123,7 +114,7 @@ def _bool(s: pd.Series) -> np.ndarray:
 
 
 def obs_disconnect(pairs: pd.DataFrame, probes: pd.DataFrame, regime: str, n_boot: int, rng: np.random.Generator,
-                   *, q: float = 0.05, min_iv: float = 1 / 3) -> Check:
+                   *, q: float = 0.05, min_iv: float = 1 / 3) -> Claim:
     """(i): per model, union IV (Table 1's union, all eight perturbations) at least ``min_iv`` ("over one
     third of images", §4.1), and a positive share of the kept-answer instances whose ``regime`` cosine drift
     reaches the ``q`` quantile of the model's control distances ("in some cases", §1; the quantile is fixed)."""
@@ -145,7 +136,7 @@ def obs_disconnect(pairs: pd.DataFrame, probes: pd.DataFrame, regime: str, n_boo
         oks += [e_iv.verdict(min_iv, 1.0), share.verdict(ABOVE_0, 1.0)]
         parts.append(f"{m}: union IV {e_iv.text(3)}; kept answers drifting past the control's {100 * q:g}th "
                      f"percentile{where}: {share.text(1, 100)} %")
-    return Check("(i) stable answers hide unstable representations",
+    return Claim("(i) stable answers hide unstable representations",
                  "37.6 % of images flip under at least one perturbation ('over one third', §4.1, Table 1); in some "
                  "cases the answer is kept despite substantial drift (§1)",
                  f"per model: union IV (Table 1's union, all eight perturbations) within [{min_iv:.3g}, 1] ('over "
@@ -155,7 +146,7 @@ def obs_disconnect(pairs: pd.DataFrame, probes: pd.DataFrame, regime: str, n_boo
                  "; ".join(parts) or "no flip pairs", combine(oks) if oks else None)
 
 
-def obs_overlay_most_disruptive(pairs: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> Check:
+def obs_overlay_most_disruptive(pairs: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> Claim:
     """(ii): per model, IFR(TextOverlay) minus the IFR of every other perturbation of Table 1, paired over
     items, above 0 (TextOverlay has the highest instance flip rate, §4.1)."""
     boot = _boot_of(n_boot, rng, pairs["item_id"])
@@ -171,7 +162,7 @@ def obs_overlay_most_disruptive(pairs: pd.DataFrame, n_boot: int, rng: np.random
         p, v = smallest(others)
         parts.append(f"{m}: TextOverlay {ifr[(m, TEXT)].text(3)}; closest {label(p)} {ifr[(m, p)].text(3)}, "
                      f"difference {v.text(3, sign=True)}")
-    return Check("(ii) text overlays are the most disruptive perturbation",
+    return Claim("(ii) text overlays are the most disruptive perturbation",
                  "TextOverlay IFR 19.2 %, the highest of Table 1; geometric perturbations 6-12 %, RandomText 6.4 %, "
                  "BoxOverlay 4.3 % (§4.1)",
                  "per model: IFR(TextOverlay) - IFR(p) above 0 for every other perturbation p, 95 % interval over "
@@ -185,7 +176,7 @@ _SCALE = ("(iv) robustness does not improve with scale",
 
 
 def obs_scale(ladder: Ladder | None, n_boot: int, rng: np.random.Generator, *, tol_ifr: float = 0.005,
-              tol_iv: float = 0.008, tol_drift: float = 0.001) -> Check:
+              tol_iv: float = 0.008, tol_drift: float = 0.001) -> Claim:
     """(iv): at every step of the size ladder (rungs by size), paired over items: clean accuracy rises (the
     difference above 0); TextOverlay IFR, union IV (Table 5's union, all eight) and the union's mean cosine drift in
     ``ladder.regime`` (Table 3's Any) do not fall by more than a tolerance: Table 1's cross-run SD (0.005 IFR,
@@ -194,12 +185,12 @@ def obs_scale(ladder: Ladder | None, n_boot: int, rng: np.random.Generator, *, t
             f"0; TextOverlay IFR and union IV differences within [-{tol_ifr}, inf) and [-{tol_iv}, inf) (Table 1's "
             f"cross-run SD); union drift difference within [-{tol_drift}, inf) (Table 3's resolution)")
     if ladder is None:
-        return Check(*_SCALE, rule, "no size ladder given", None)
+        return Claim(*_SCALE, rule, "no size ladder given", None)
     sizes = {m: float(s) for m, s in ladder.sizes.items() if s is not None and np.isfinite(float(s))}
     rungs = sorted((m for m in models_of(ladder.pred) if m in sizes), key=lambda m: (sizes[m], m))
     n_sizes = len({sizes[m] for m in rungs})
     if n_sizes < 2:
-        return Check(*_SCALE, rule, f"needs a size ladder of at least two sizes; got {n_sizes} "
+        return Claim(*_SCALE, rule, f"needs a size ladder of at least two sizes; got {n_sizes} "
                      f"({', '.join(rungs) or 'no sized model'}){ladder.note}", None)
     clean = ladder.pred[ladder.pred["perturbation"] == CLEAN]
     drift = drift_rows(ladder.probes, [ladder.regime]) if ladder.probes is not None else None
@@ -224,11 +215,11 @@ def obs_scale(ladder: Ladder | None, n_boot: int, rng: np.random.Generator, *, t
         steps.append(f"{a} -> {b}: accuracy {d['acc'].text(1, 100, sign=True)} pts, IFR {d['ifr'].text(3, sign=True)},"
                      f" IV {d['iv'].text(3, sign=True)}, drift {d['drift'].text(4, sign=True)}"
                      + ("" if drift is not None else " (no probe rows)"))
-    return Check(*_SCALE, rule, "; ".join(text) + " | steps: " + "; ".join(steps), combine(oks) if oks else None)
+    return Claim(*_SCALE, rule, "; ".join(text) + " | steps: " + "; ".join(steps), combine(oks) if oks else None)
 
 
 def obs_errors_random_but_conservative(pairs: pd.DataFrame, pope: pd.DataFrame, n_boot: int,
-                                       rng: np.random.Generator) -> Check:
+                                       rng: np.random.Generator) -> Claim:
     """(v): per model, on multiple choice both R->W and W->R occur (their shares of Table 2's union instances
     above 0, §4.2); on yes/no, per model with clean false positives, the FP->TN rate exceeds the TN->FP rate
     (paired over items) and the clean false positives' margin ``s_Yes - s_No`` falls (mean shift below 0, §7)."""
@@ -265,7 +256,7 @@ def obs_errors_random_but_conservative(pairs: pd.DataFrame, pope: pd.DataFrame, 
     if not yn_oks:
         parts.append("yes/no part undecided: " + ("no clean false positive in any model" if len(pert)
                                                   else "no perturbed yes/no predictions"))
-    return Check("(v) errors look random on reasoning, conservative on hallucination",
+    return Claim("(v) errors look random on reasoning, conservative on hallucination",
                  "MCQ: every perturbation shows both R->W and W->R (§4.2, Table 2); POPE: perturbations reduce false "
                  "positives, margins of clean false positives shift negative (flip margin -0.96, §7, App. D)",
                  "per model: R->W and W->R shares of Table 2's union instances above 0; on yes/no items, per model "
@@ -274,7 +265,7 @@ def obs_errors_random_but_conservative(pairs: pd.DataFrame, pope: pd.DataFrame, 
                  "items", "; ".join(parts) or "no flip pairs", combine(oks + (yn_oks or [None])) if oks else None)
 
 
-def obs_overlay_ordering(pairs: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> Check:
+def obs_overlay_ordering(pairs: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> Claim:
     """§4.1: per model, IFR TextOverlay > RandomText > BoxOverlay (both paired differences above 0)."""
     names = [TEXT, "random_text", "box_overlay"]
     sub = pairs[pairs["perturbation"].isin(names)]
@@ -290,7 +281,7 @@ def obs_overlay_ordering(pairs: pd.DataFrame, n_boot: int, rng: np.random.Genera
         oks += [sem.verdict(ABOVE_0), edge.verdict(ABOVE_0)]
         parts.append(f"{m}: IFR " + ", ".join(f"{label(p)} {ifr[(m, p)].text(3)}" for p in names)
                      + f"; semantic gap {sem.text(3, sign=True)}, edge gap {edge.text(3, sign=True)}")
-    return Check("Overlays: semantic > random text > empty box",
+    return Claim("Overlays: semantic > random text > empty box",
                  "IFR TextOverlay 19.2 % > RandomText 6.4 % > BoxOverlay 4.3 % (§4.1, Table 1); the ordering holds "
                  "for Gemma-3 (App. C.4)",
                  "per model: IFR(TextOverlay) - IFR(RandomText) and IFR(RandomText) - IFR(BoxOverlay) above 0, "
@@ -299,7 +290,7 @@ def obs_overlay_ordering(pairs: pd.DataFrame, n_boot: int, rng: np.random.Genera
 
 
 def obs_pgd_success(pgd: Mapping[str, pd.DataFrame], n_boot: int, rng: np.random.Generator, *,
-                    min_asr: float = 0.79) -> Check:
+                    min_asr: float = 0.79) -> Claim:
     """§6, App. F.3: per model and attack mode, ASR = 1 - adversarial accuracy over the attacked items within
     ``[min_asr, 1]`` ("attack success rates exceed 79 %", Table 29's lowest)."""
     frames = [adv.assign(mode=mode) for mode, adv in pgd.items() if len(adv)]
@@ -309,7 +300,7 @@ def obs_pgd_success(pgd: Mapping[str, pd.DataFrame], n_boot: int, rng: np.random
              f"per model and mode: ASR = 1 - adversarial accuracy, 95 % interval over the attacked items within "
              f"[{min_asr:g}, 1] (Table 29's lowest)")
     if not frames:
-        return Check(*claim, "PGD did not run (no adversarial predictions)", None)
+        return Claim(*claim, "PGD did not run (no adversarial predictions)", None)
     adv = pd.concat(frames, ignore_index=True)
     boot = _boot_of(n_boot, rng, adv["item_id"])
     ok_s = boot.sums(adv, ["model", "mode"], adv["correct"].to_numpy(dtype=np.float64))
@@ -323,10 +314,10 @@ def obs_pgd_success(pgd: Mapping[str, pd.DataFrame], n_boot: int, rng: np.random
                 oks.append(asr.verdict(min_asr, 1.0))
                 cells.append(f"{mode} {asr.text(3)}")
         parts.append(f"{m}: ASR " + ", ".join(cells))
-    return Check(*claim, "; ".join(parts), combine(oks) if oks else None)
+    return Claim(*claim, "; ".join(parts), combine(oks) if oks else None)
 
 
-def obs_blank_prior_no(prior: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> Check:
+def obs_blank_prior_no(prior: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> Claim:
     """§7, App. D: per model, on the blank image, the share of yes/no questions answered No above 0.5 and
     ``S_prior = mean P(Yes | q, blank)`` below 0.5 (the prior favours No over an indifferent 0.5)."""
     claim = ("The blank-image prior answers No",
@@ -335,7 +326,7 @@ def obs_blank_prior_no(prior: pd.DataFrame, n_boot: int, rng: np.random.Generato
              "per model, yes/no items on the blank image: share answered No within (0.5, 1] and S_prior = mean "
              "P(Yes) within [0, 0.5) (against an indifferent prior, 0.5), 95 % intervals over items")
     if not len(prior):
-        return Check(*claim, "no blank-image yes/no predictions", None)
+        return Claim(*claim, "no blank-image yes/no predictions", None)
     boot = _boot_of(n_boot, rng, prior["item_id"])
     no = (~_bool(prior["pred_yes"])).astype(np.float64)
     s_no, s_p, n = boot.sums(prior, ["model"], no), boot.sums(prior, ["model"], "p_yes"), boot.sums(prior, ["model"])
@@ -344,12 +335,12 @@ def obs_blank_prior_no(prior: pd.DataFrame, n_boot: int, rng: np.random.Generato
         share, sp = boot.ratio(s_no[(m,)], n[(m,)]), boot.ratio(s_p[(m,)], n[(m,)])
         oks += [share.verdict(0.5 + ABOVE_0, 1.0), sp.verdict(0.0, 0.5 + BELOW_0)]
         parts.append(f"{m}: answered No {share.text(1, 100)} %, S_prior {sp.text(3)}")
-    return Check(*claim, "; ".join(parts), combine(oks) if oks else None)
+    return Claim(*claim, "; ".join(parts), combine(oks) if oks else None)
 
 
-def findings_table(run: DriftRun, ladder: Ladder | None = None, *, n_boot: int = 500, seed: int = 0) -> pd.DataFrame:
+def claims_table(run: DriftRun, ladder: Ladder | None = None, *, n_boot: int = 500, seed: int = 0) -> pd.DataFrame:
     """Notebook 05's observations table: one row per finding and pattern of seed 002, in the order of the
-    module docstring (columns :data:`~vlmrobust.stats.observations.OBSERVATION_COLUMNS`).
+    module docstring (columns :data:`~vlmrobust.stats.claims.CLAIM_COLUMNS`).
 
     ``run``: :class:`DriftRun`; ``ladder``: :class:`Ladder` (``None``: finding (iv) undecided). ``n_boot``
     resamples of items per row; row ``k`` draws from ``vlmrobust.repro.rng(seed, NB_ID, "findings", k)``.
@@ -374,4 +365,4 @@ def findings_table(run: DriftRun, ladder: Ladder | None = None, *, n_boot: int =
         obs_blank_prior_no(run.prior, n_boot, r("prior")),
         obs_mcq_steadier(run.probes, n_boot, r("c4")),
     ]
-    return observations_table(checks)
+    return claims_frame(checks)

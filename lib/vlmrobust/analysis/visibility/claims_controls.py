@@ -1,9 +1,9 @@
 """Seed 003's controls and diagnostics checked on a run: ImageNet-C fog in metres, image controls, wordings,
 and the testbed's control organisms judged by what they are built to do.
 
-Decisions as in :mod:`vlmrobust.analysis.visibility.verdicts` (a 95 % bootstrap
+Decisions as in :mod:`vlmrobust.analysis.visibility.means` (a 95 % bootstrap
 interval against a region from the paper). Per-scene condition means come from
-:func:`~vlmrobust.analysis.visibility.verdicts.condition_means` (perturbation
+:func:`~vlmrobust.analysis.visibility.means.condition_means` (perturbation
 names: ``clean``, ``fog+box`` severities 1-5, ``blank+box``, ``shuffled``,
 ``sky_only_fog+box``); Table VII per image from
 :func:`~vlmrobust.analysis.visibility.readouts.imagenet_fog_visibility`.
@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 
 from ...stats.bootstrap import percentile_interval, replicate_sums
-from ...stats.observations import Check, combine, interval_text, verdict
+from ...stats.claims import Claim, combine, interval_text, verdict
 from .blind_spot import CROSSED, SignalCube, first_crossing, level_means
-from .claims import w_verdict
-from .verdicts import ConditionMeans
+from .claims_signals import w_verdict
+from .means import ConditionMeans
 
 __all__ = ["AWARE_THRESHOLD", "obs_imagenet_tens_of_metres", "obs_imagenet_outside_band",
            "obs_imagenet_near_clean", "obs_controls_at_chance", "obs_blank_confidence", "obs_blank_abstain",
@@ -58,10 +58,10 @@ def _median_veq(per7: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> pd
 
 
 def obs_imagenet_tens_of_metres(per7: pd.DataFrame, n_boot: int, rng: np.random.Generator, lo: float = 10.0,
-                                hi: float = 200.0) -> Check:
+                                hi: float = 200.0) -> Claim:
     """Each ImageNet-C fog severity's median V_eq (interval over images) lies in [lo, hi] m (Table VII)."""
     med = _median_veq(per7, n_boot, rng)
-    return Check(
+    return Claim(
         "ImageNet-C fog severities correspond to tens of metres of visibility",
         "severities 1-5: 110, 82, 67, 65, 55 m median V_eq (Table VII)",
         f"median V_eq of every severity, 95 % interval over images, within [{lo:g}, {hi:g}] m",
@@ -70,7 +70,7 @@ def obs_imagenet_tens_of_metres(per7: pd.DataFrame, n_boot: int, rng: np.random.
 
 
 def obs_imagenet_outside_band(per7: pd.DataFrame, cube: SignalCube, means_reps: np.ndarray, n_boot: int,
-                              rng: np.random.Generator, *, task: str = "t2", arm: str = "fog") -> Check:
+                              rng: np.random.Generator, *, task: str = "t2", arm: str = "fog") -> Claim:
     """The ImageNet-C severities lie outside (clearer than) the failure band of t2 accuracy (abstract).
 
     The failure band of a model is ``[V_10, V_90]`` of its ``task`` ``arm``
@@ -97,7 +97,7 @@ def obs_imagenet_outside_band(per7: pd.DataFrame, cube: SignalCube, means_reps: 
         parts.append(f"{cube.cells.model.iloc[c]}: V_90 {interval_text(point[c], lo, hi, 1)} m")
         for r in med.itertuples():
             verdicts.append(True if r.lo > hi else False if r.hi < lo else None)
-    return Check(
+    return Claim(
         "ImageNet-C fog severities lie outside the failure band, on its clear side",
         "severities 1-5 correspond to only 55-110 m, outside the failure band (abstract, Table VII, Fig. 7)",
         f"every severity's median V_eq interval above every model's V_90 interval ({task} {arm} accuracy)",
@@ -106,7 +106,7 @@ def obs_imagenet_outside_band(per7: pd.DataFrame, cube: SignalCube, means_reps: 
 
 
 def obs_imagenet_near_clean(cond: ConditionMeans, models: Sequence[str], *, task: str = "t2",
-                            tol: float = 0.05) -> Check:
+                            tol: float = 0.05) -> Claim:
     """ImageNet-C fog leaves accuracy within 5 points of clean (abstract, Table VII): paired difference."""
     parts, verdicts = [], []
     for m in models:
@@ -115,14 +115,14 @@ def obs_imagenet_near_clean(cond: ConditionMeans, models: Sequence[str], *, task
             if np.isfinite(d):
                 parts.append(f"{m} s{sev}: {interval_text(d, lo, hi)}")
                 verdicts.append(verdict(lo, hi, -tol, tol))
-    return Check(
+    return Claim(
         "ImageNet-C fog leaves accuracy within 5 points of its clean value",
         "t2 accuracy at severities 1-5 within 5 percentage points of clean (abstract, Table VII)",
         f"{task} accuracy at each severity minus clean, 95 % interval over scenes within [-{tol}, {tol}]",
         "; ".join(parts) or "no ImageNet-C fog predictions", combine(verdicts))
 
 
-def obs_controls_at_chance(cond: ConditionMeans, models: Sequence[str], tol: float = 0.1) -> Check:
+def obs_controls_at_chance(cond: ConditionMeans, models: Sequence[str], tol: float = 0.1) -> Claim:
     """Blank and shuffled images give chance accuracy (Table VIII): accuracy - chance within +-tol."""
     parts, verdicts = [], []
     for m in models:
@@ -132,14 +132,14 @@ def obs_controls_at_chance(cond: ConditionMeans, models: Sequence[str], tol: flo
                 if np.isfinite(a):
                     parts.append(f"{m} {task} {pert.split('+')[0]}: {interval_text(a, lo, hi)}")
                     verdicts.append(verdict(lo - chance, hi - chance, -tol, tol))
-    return Check(
+    return Claim(
         "blank and shuffled images give chance accuracy",
         "blank 0.24-0.26, shuffled 0.25-0.29 on t2 (chance 0.25); 0.50-0.52 on t3 (Table VIII)",
         f"accuracy, 95 % interval over scenes, within chance +- {tol} for every model, task and control",
         "; ".join(parts) or "no controls in the run", combine(verdicts))
 
 
-def obs_blank_confidence(cond: ConditionMeans, models: Sequence[str], share_min: float = 0.5) -> Check:
+def obs_blank_confidence(cond: ConditionMeans, models: Sequence[str], share_min: float = 0.5) -> Claim:
     """The blank image still gets a high internal confidence (Table VIII: 5 of 6 rows): a share with interval.
 
     High: the blank-image internal confidence at or above ``(1 + chance) / 2``.
@@ -154,19 +154,19 @@ def obs_blank_confidence(cond: ConditionMeans, models: Sequence[str], share_min:
                 idx.append(i)
                 thr.append((1 + chance) / 2)
     if not idx:
-        return Check("the blank image still gets a high internal confidence", "Table VIII", "", "no blank image",
+        return Claim("the blank image still gets a high internal confidence", "Table VIII", "", "no blank image",
                      None)
     thr_ = np.asarray(thr)
     point = float(np.mean(cond.point[idx] >= thr_))
     lo, hi = percentile_interval(np.mean(cond.reps[:, idx] >= thr_, axis=1)) if len(cond.reps) else (np.nan,) * 2
-    return Check(
+    return Claim(
         "the blank image still gets a high internal confidence",
         "blank-image internal confidence 0.69-1.00 in 5 of 6 rows (0.38 for SmolVLM2 t2; Table VIII)",
         f"share of (model, task) rows with blank internal confidence >= (1 + chance)/2, 95 % interval in "
         f"[{share_min}, 1]", f"share {interval_text(point, lo, hi)}", verdict(lo, hi, share_min))
 
 
-def obs_blank_abstain(cond: ConditionMeans, models: Sequence[str], *, task: str = "t2", low: float = 0.5) -> Check:
+def obs_blank_abstain(cond: ConditionMeans, models: Sequence[str], *, task: str = "t2", low: float = 0.5) -> Claim:
     """On the blank image the models abstain with the main wording (Table VIII: 0.85-1.00 on t2)."""
     parts, verdicts = [], []
     for m in models:
@@ -175,14 +175,14 @@ def obs_blank_abstain(cond: ConditionMeans, models: Sequence[str], *, task: str 
         if np.isfinite(a):
             parts.append(f"{m}: {interval_text(a, lo, hi)} (I don't know {b:.2f})")
             verdicts.append(verdict(lo, hi, low))
-    return Check(
+    return Claim(
         "on the blank image the models take the abstain option (main wording)",
         "blank-image abstain rate 0.85-1.00 on t2 with the main wording, 0.45-1.00 with 'I don't know' "
         "(Table VIII)", f"{task} blank abstain rate, main wording, 95 % interval in [{low}, 1] for every model",
         "; ".join(parts) or "no blank image", combine(verdicts))
 
 
-def obs_sky_only(cond: ConditionMeans, models: Sequence[str], *, task: str = "t2", tol: float = 0.05) -> Check:
+def obs_sky_only(cond: ConditionMeans, models: Sequence[str], *, task: str = "t2", tol: float = 0.05) -> Claim:
     """The sky-only control: veiling only the sky must not move accuracy (the testbed's own check).
 
     Paired difference sky-only fog accuracy - clean accuracy, 95 % interval within
@@ -196,7 +196,7 @@ def obs_sky_only(cond: ConditionMeans, models: Sequence[str], *, task: str = "t2
         if np.isfinite(d):
             parts.append(f"{m}: {interval_text(d, lo, hi)}")
             verdicts.append(verdict(lo, hi, -tol, tol))
-    return Check(
+    return Claim(
         "veiling only the sky leaves accuracy at its clean value (sky-only control)",
         "no such control in the paper; its depth model gives the sky a finite depth (80 m for the outdoor model)",
         f"{task} accuracy with only the sky veiled minus clean, 95 % interval within [-{tol}, {tol}]",
@@ -218,7 +218,7 @@ def ideal_abstain_curve(distances_m: np.ndarray, levels_m: Sequence[float], arm:
 
 def obs_aware_control(cube: SignalCube, means_reps: np.ndarray, counts_w: np.ndarray | None,
                       distances: Mapping[str, float], behaviours: Mapping[str, str], *, task: str = "t2",
-                      arm: str = "fog", tol: float = 0.1) -> Check:
+                      arm: str = "fog", tol: float = 0.1) -> Claim:
     """``aware``'s V_aware (abstain) against the V where its objects' transmittance falls below 0.05.
 
     ``V_t``: the first crossing of 0.5 by the share of scenes whose object has
@@ -230,7 +230,7 @@ def obs_aware_control(cube: SignalCube, means_reps: np.ndarray, counts_w: np.nda
     aware = [m for m, b in behaviours.items() if b == "aware" and m in set(cube.cells.model)]
     claim = "the aware organism abstains where its object's transmittance falls below its threshold"
     if not aware:
-        return Check(claim, "the testbed's positive control (no such model in the paper)", "", "no organism with "
+        return Claim(claim, "the testbed's positive control (no such model in the paper)", "", "no organism with "
                      "behaviour 'aware' in this run (zoo role 'control')", None)
     curve = ideal_abstain_curve(np.array([distances[s] for s in cube.scenes]), cube.levels_m, arm)
     v_t, s_t = first_crossing(curve.mean(0), cube.levels_m, 0.5, True)
@@ -259,18 +259,18 @@ def obs_aware_control(cube: SignalCube, means_reps: np.ndarray, counts_w: np.nda
         parts.append(f"{m}: V_aware {float(v_a):.3g} m, V_t {float(v_t):.3g} m, log10(V_t/V_aware) "
                      f"{interval_text(d, lo, hi)}")
         verdicts.append(verdict(lo, hi, -tol, tol))
-    return Check(claim, "the testbed's positive control (no such model in the paper)",
+    return Claim(claim, "the testbed's positive control (no such model in the paper)",
                  f"log10(V_t / V_aware) on {task} {arm} (V_t: half the scenes' objects below t = "
                  f"{AWARE_THRESHOLD}), 95 % interval within [-{tol}, {tol}]", "; ".join(parts), combine(verdicts))
 
 
 def obs_aware_err_control(spots: pd.DataFrame, behaviours: Mapping[str, str], *, task: str = "t2",
-                          arm: str = "fog", tol: float = 0.1) -> Check:
+                          arm: str = "fog", tol: float = 0.1) -> Claim:
     """The error-aware organism (abstains where its answer would be wrong) has |W_abstain| <= 0.1."""
     claim = "an organism aware of its errors shows no blind spot (|W_abstain| <= 0.1)"
     names = [m for m, b in behaviours.items() if b == "aware-err" and m in set(spots.model)]
     if not names:
-        return Check(claim, "the testbed's positive control for W (no such model in the paper)",
+        return Claim(claim, "the testbed's positive control for W (no such model in the paper)",
                      f"|W_abstain| <= {tol} on {task} {arm}, 95 % interval", "not available: the zoo has no organism "
                      "with behaviour 'aware-err' (abstain exactly where its answer would be wrong); issue 25 trains "
                      "it", None)
@@ -280,19 +280,19 @@ def obs_aware_err_control(spots: pd.DataFrame, behaviours: Mapping[str, str], *,
         r = r.iloc[0]
         parts.append(f"{m}: W_abstain {r.w_kind if r.w_kind != '=' else ''} {interval_text(r.w, r.w_lo, r.w_hi)}")
         verdicts.append(w_verdict(r.w_kind, r.w_lo, r.w_hi, -tol, tol))
-    return Check(claim, "the testbed's positive control for W (no such model in the paper)",
+    return Claim(claim, "the testbed's positive control for W (no such model in the paper)",
                  f"|W_abstain| <= {tol} on {task} {arm}, 95 % interval", "; ".join(parts), combine(verdicts))
 
 
 def obs_learned_abstainer(cond: ConditionMeans, spots: pd.DataFrame, behaviours: Mapping[str, str], *,
-                          task: str = "t2", arm: str = "fog", low: float = 0.8) -> Check:
+                          task: str = "t2", arm: str = "fog", low: float = 0.8) -> Claim:
     """The learned abstainer: its blank-image abstain rate (trained for: by construction, ``reproduced``
     None) and its W_abstain under ``arm`` (what it generalised from grey and noise images; no claim)."""
     claim = "an organism that learned to abstain only on empty images: what it does under fog"
     paper = "no such model in the paper (the testbed's learned abstainer)"
     names = [m for m, b in behaviours.items() if b == "abstainer" and m in set(spots.model)]
     if not names:
-        return Check(claim, paper, "", "not available: the zoo has no organism with behaviour 'abstainer'", None)
+        return Claim(claim, paper, "", "not available: the zoo has no organism with behaviour 'abstainer'", None)
     parts = []
     for m in names:
         a, lo, hi = cond.value(m, task, "blank+box", "abstain")
@@ -300,12 +300,12 @@ def obs_learned_abstainer(cond: ConditionMeans, spots: pd.DataFrame, behaviours:
         parts.append(f"{m}: blank abstain rate {interval_text(a, lo, hi)} ({'at least' if lo >= low else 'below'} "
                      f"{low}); W_abstain under {arm} {r.w_kind if r.w_kind != '=' else ''} "
                      f"{interval_text(r.w, r.w_lo, r.w_hi)}")
-    return Check(claim, paper, f"by construction on the blank image (trained to abstain there, rate >= {low}); "
+    return Claim(claim, paper, f"by construction on the blank image (trained to abstain there, rate >= {low}); "
                  f"under {task} {arm} a measurement, judged by nothing", "; ".join(parts), None)
 
 
 def obs_verbal_wordings(wordings: ConditionMeans | None, models: Sequence[str], *, level: int = 8,
-                        low: float = 0.61) -> Check:
+                        low: float = 0.61) -> Claim:
     """Verbalized confidence stays high under each of the three wordings at the murkiest fog level (Table VI).
 
     ``wordings`` holds the ``verbal`` means per wording as the signal names
@@ -316,7 +316,7 @@ def obs_verbal_wordings(wordings: ConditionMeans | None, models: Sequence[str], 
     claim = "verbalized confidence stays high under three wordings where accuracy is at chance"
     paper = "at fog 1.95 m (accuracy 0.22): 0.90, 0.73, 0.96 under v1, v2, v3 (Table VI); 0.61-1.00 (abstract)"
     if wordings is None:
-        return Check(claim, paper, "", "not available: no organism gives a parseable verbalized confidence", None)
+        return Claim(claim, paper, "", "not available: no organism gives a parseable verbalized confidence", None)
     parts, verdicts = [], []
     for m in models:
         for w in ("v1", "v2", "v3"):
@@ -324,5 +324,5 @@ def obs_verbal_wordings(wordings: ConditionMeans | None, models: Sequence[str], 
             if np.isfinite(a):
                 parts.append(f"{m} {w}: {interval_text(a, lo, hi)}")
                 verdicts.append(verdict(lo, hi, low))
-    return Check(claim, paper, f"mean verbalized confidence at fog level {level}, 95 % interval in [{low}, 1], "
+    return Claim(claim, paper, f"mean verbalized confidence at fog level {level}, 95 % interval in [{low}, 1], "
                  "every wording and model", "; ".join(parts) or "no parsed answer at that level", combine(verdicts))

@@ -1,8 +1,8 @@
-"""Observations tables: each claim of a paper, what it reports, what a run measured, reproduced or not.
+"""Claims tables: each claim of a paper, what it reports, what a run measured, reproduced or not.
 
 Every notebook closes with such a table. A check is a function of the run's
-tables that returns a :class:`Check`; :func:`observations_table` stacks them
-into a DataFrame with columns :data:`OBSERVATION_COLUMNS`. ``reproduced`` is
+tables that returns a :class:`Claim`; :func:`claims_frame` stacks them
+into a DataFrame with columns :data:`CLAIM_COLUMNS`. ``reproduced`` is
 ``True``/``False``, or ``None`` when the run holds no data to decide (a model
 group absent, no trajectory of a class, ...): the ``measured`` text then says why.
 
@@ -15,8 +15,9 @@ several models or cells holds when every part holds, fails when any part fails,
 and is undecided otherwise (:func:`combine`). :func:`interval_text` writes a
 point value with its interval for the ``measured`` column.
 
-Each analysis package's ``observations.py`` holds its paper's checks
-(e.g. :mod:`vlmrobust.analysis.ras.observations` for seed 000's four).
+Each analysis package's ``claims.py`` builds its notebook's table (``claims_table``; e.g.
+:mod:`vlmrobust.analysis.ras.claims` for seed 000's four observations), with further rows in
+``claims_*.py`` modules where they are many. The table is written as ``observations.csv``.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["OBSERVATION_COLUMNS", "Check", "observations_table", "verdict", "combine", "interval_text"]
+__all__ = ["CLAIM_COLUMNS", "Claim", "claims_frame", "verdict", "combine", "interval_text"]
 
-OBSERVATION_COLUMNS = ("claim", "paper", "check", "measured", "reproduced")
+CLAIM_COLUMNS = ("claim", "paper", "check", "measured", "reproduced")
 
 
 @dataclass(frozen=True)
-class Check:
+class Claim:
     """One observation: the paper's claim and numbers, the rule applied here, what was measured."""
 
     claim: str
@@ -43,10 +44,10 @@ class Check:
     reproduced: bool | None
 
 
-def observations_table(checks: Sequence[Check]) -> pd.DataFrame:
-    """The observations table, one row per :class:`Check` (columns :data:`OBSERVATION_COLUMNS`)."""
-    rows = [{c: getattr(k, c) for c in OBSERVATION_COLUMNS} for k in checks]
-    df = pd.DataFrame(rows, columns=list(OBSERVATION_COLUMNS))
+def claims_frame(checks: Sequence[Claim]) -> pd.DataFrame:
+    """The observations table, one row per :class:`Claim` (columns :data:`CLAIM_COLUMNS`)."""
+    rows = [{c: getattr(k, c) for c in CLAIM_COLUMNS} for k in checks]
+    df = pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
     df["reproduced"] = df["reproduced"].astype(object)
     return df
 

@@ -1,12 +1,12 @@
 """Per-scene condition means for notebook 06's observation rows, and their bootstrap replicates.
 
-Every row of :mod:`vlmrobust.analysis.visibility.observations` compares a
+Every row of :mod:`vlmrobust.analysis.visibility.claims` compares a
 statistic's 95 % bootstrap interval (over scenes, seeded) with an acceptance
 region ``[low, high]`` taken from seed 003 (or from the issue, for the testbed's
 controls), by the decision rule every analysis shares:
-:func:`vlmrobust.stats.observations.verdict` (holds when the interval lies inside
+:func:`vlmrobust.stats.claims.verdict` (holds when the interval lies inside
 the region, fails when wholly outside, undecided otherwise) and
-:func:`~vlmrobust.stats.observations.combine` (a claim made for several models or
+:func:`~vlmrobust.stats.claims.combine` (a claim made for several models or
 cells holds when every part holds, fails when any part fails). A "some instance"
 claim is a share of models with its own bootstrap interval.
 

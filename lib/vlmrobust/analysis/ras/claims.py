@@ -1,6 +1,6 @@
 """Seed 000's four numbered observations (§VII-B to §VII-E) checked on the tables of notebook 04.
 
-Each check returns a :class:`~vlmrobust.stats.observations.Check`; :func:`bench_c_observations`
+Each check returns a :class:`~vlmrobust.stats.claims.Claim`; :func:`claims_table`
 stacks the four into the notebook's observations table.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...stats.observations import Check, observations_table
+from ...stats.claims import Claim, claims_frame
 
 __all__ = ["obs1_stability_hides_instability", "obs2_gains_not_structural", "obs3_paths_differ_in_support",
-           "obs4_severity_helps_wrong", "bench_c_observations"]
+           "obs4_severity_helps_wrong", "claims_table"]
 
 
 def _state(t3: pd.DataFrame, state: str, col: str) -> float:
@@ -20,7 +20,7 @@ def _state(t3: pd.DataFrame, state: str, col: str) -> float:
     return float(row[col].iloc[0]) if len(row) else float("nan")
 
 
-def obs1_stability_hides_instability(t3: pd.DataFrame, t6: pd.DataFrame) -> Check:
+def obs1_stability_hides_instability(t3: pd.DataFrame, t6: pd.DataFrame) -> Claim:
     """Obs. 1: still-correct pairs lose support (mean RAS of Q_cc < 0) and response ranks differ from RAS ranks.
 
     ``t3``: pooled :func:`~vlmrobust.analysis.ras.table_iii`; ``t6``: :func:`~vlmrobust.analysis.ras.table_vi`.
@@ -29,7 +29,7 @@ def obs1_stability_hides_instability(t3: pd.DataFrame, t6: pd.DataFrame) -> Chec
     shifts = t6[["abs_dr", "delta_acc_dr", "rel_rob_dr"]].to_numpy()
     n_shift = int((shifts != 0).sum())
     ok = None if not np.isfinite(ras_cc) else bool(ras_cc < 0 and n_shift > 0)
-    return Check(
+    return Claim(
         "1. answer stability can hide structural instability",
         "Q_cc (39.9 % of pairs) keeps its answer yet has mean RAS −0.019 (ΔC +0.019); response and RAS ranks "
         "differ (Tables III, VI)",
@@ -39,7 +39,7 @@ def obs1_stability_hides_instability(t3: pd.DataFrame, t6: pd.DataFrame) -> Chec
         ok)
 
 
-def obs2_gains_not_structural(t3: pd.DataFrame, t2: pd.DataFrame) -> Check:
+def obs2_gains_not_structural(t3: pd.DataFrame, t2: pd.DataFrame) -> Claim:
     """Obs. 2: wrong→correct pairs gain (Q_wc RAS > 0) while every model's R_c < 0, and mixed cells occur.
 
     ``t2``: :func:`~vlmrobust.analysis.ras.table_ii` (columns ``R_c``, ``R_w``, ``mixed_pct``).
@@ -48,7 +48,7 @@ def obs2_gains_not_structural(t3: pd.DataFrame, t2: pd.DataFrame) -> Check:
     r_c, r_w, mixed = t2["R_c"].astype(float), t2["R_w"].astype(float), t2["mixed_pct"].astype(float)
     decidable = np.isfinite(ras_wc) and r_c.notna().all() and len(t2)
     ok = bool(ras_wc > 0 and (r_c < 0).all() and (mixed > 0).any()) if decidable else None
-    return Check(
+    return Claim(
         "2. apparent accuracy gains are not always structural gains",
         "Q_wc mean RAS +0.462 while R_c < 0 for every model; mixed cells (R_c < 0, R_w > 0) are common "
         "(Tables II, III)",
@@ -63,7 +63,7 @@ CORRECTION = ("transient correction", "persistent correction")
 
 
 def obs3_paths_differ_in_support(traj: pd.DataFrame, tsum: pd.DataFrame, *, min_n: int = 5,
-                                 spread: float = 0.02) -> Check:
+                                 spread: float = 0.02) -> Claim:
     """Obs. 3: the same answer path carries different support.
 
     Some loss trajectories are **overconfident** (trajectory medians ΔS̃ < 0 and
@@ -82,7 +82,7 @@ def obs3_paths_differ_in_support(traj: pd.DataFrame, tsum: pd.DataFrame, *, min_
     spreads = sub.groupby(sub["klass"].astype(str))["RAS"].agg(lambda s: s.max() - s.min())
     ok = None if not (len(loss) and len(corr)) else bool(over > 0 and hes > 0 and len(spreads)
                                                         and spreads.max() > spread)
-    return Check(
+    return Claim(
         "3. same answer paths can differ in support",
         "within one trajectory class: overconfident answer loss (Gemma3), hesitant persistent correction "
         "(DeepSeek), class RAS differing across models (Fig. 6)",
@@ -94,7 +94,7 @@ def obs3_paths_differ_in_support(traj: pd.DataFrame, tsum: pd.DataFrame, *, min_
         ok)
 
 
-def obs4_severity_helps_wrong(cells: pd.DataFrame) -> Check:
+def obs4_severity_helps_wrong(cells: pd.DataFrame) -> Claim:
     """Obs. 4: with severity R_w rises while R_c falls, and |R_w| stays below |R_c|.
 
     Slopes are least-squares fits of the per-severity means of the cells of
@@ -102,14 +102,14 @@ def obs4_severity_helps_wrong(cells: pd.DataFrame) -> Check:
     """
     by = cells.groupby("level")[["R_c", "R_w"]].mean().dropna()
     if len(by) < 2:
-        return Check("4. stronger corruption can make wrong answers look better",
+        return Claim("4. stronger corruption can make wrong answers look better",
                      "R_c more negative and R_w more positive with severity, |R_w| < |R_c| (Fig. 7)",
                      "slope of R_w > 0, slope of R_c < 0, |R_w| < |R_c| at every severity",
                      f"{len(by)} severity level(s) with both sources: a slope needs two", None)
     x = by.index.to_numpy(dtype=float)
     slope_c, slope_w = float(np.polyfit(x, by["R_c"], 1)[0]), float(np.polyfit(x, by["R_w"], 1)[0])
     ok = bool(slope_w > 0 and slope_c < 0 and (by["R_w"].abs() < by["R_c"].abs()).all())
-    return Check(
+    return Claim(
         "4. stronger corruption can make wrong answers look better",
         "R_c grows more negative with severity while R_w becomes more positive but stays smaller (Fig. 7)",
         "slope of R_w > 0, slope of R_c < 0, |R_w| < |R_c| at every severity (cell means per severity)",
@@ -118,10 +118,10 @@ def obs4_severity_helps_wrong(cells: pd.DataFrame) -> Check:
         ok)
 
 
-def bench_c_observations(t2: pd.DataFrame, t3: pd.DataFrame, t6: pd.DataFrame, traj: pd.DataFrame,
+def claims_table(t2: pd.DataFrame, t3: pd.DataFrame, t6: pd.DataFrame, traj: pd.DataFrame,
                          tsum: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
     """Seed 000's four observations checked on a run's tables (notebook 04)."""
-    return observations_table([
+    return claims_frame([
         obs1_stability_hides_instability(t3, t6),
         obs2_gains_not_structural(t3, t2),
         obs3_paths_differ_in_support(traj, tsum),

@@ -16,14 +16,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...stats.observations import Check, interval_text
+from ...stats.claims import Claim, claims_frame, interval_text
 from .. import ras
 from ..drift import representation as drift
 from .agreement import agreement_checks, agreement_table
 from .inputs import base_rows
 
 __all__ = ["MODEL_PAIRS", "CONDITION_PAIRS", "CLAIMS", "with_losses", "condition_lenses", "model_agreement",
-           "obs_smallest_blind_spot", "card_observations"]
+           "obs_smallest_blind_spot", "claims_table"]
 
 #: (x, y, sign) across models: the four comparisons of the card.
 MODEL_PAIRS = (("drift_pct", "ras_loss", 1), ("W_internal_fog", "over_share", 1), ("RCI_mu", "mCE", 1),
@@ -79,7 +79,7 @@ def model_agreement(card: pd.DataFrame, conditions: pd.DataFrame | None, *, n_bo
 
 
 def obs_smallest_blind_spot(card: pd.DataFrame, behaviours: Mapping[str, str], *,
-                            column: str = "W_abstain_fog") -> Check:
+                            column: str = "W_abstain_fog") -> Claim:
     """Construction check: the error-aware control (behaviour ``aware-err``) has the smallest ``column``.
 
     Holds when its point value is the smallest of the models with a value and its interval's upper end lies
@@ -90,22 +90,22 @@ def obs_smallest_blind_spot(card: pd.DataFrame, behaviours: Mapping[str, str], *
     rule = (f"smallest {column} of the models (point), its 95 % interval's upper end below the next smallest "
             "point; by construction, not counted as a finding")
     if not names or column not in card.columns:
-        return Check(claim, paper, rule, "not available: no model with behaviour 'aware-err' in this run", None)
+        return Claim(claim, paper, rule, "not available: no model with behaviour 'aware-err' in this run", None)
     c = card[np.isfinite(card[column].to_numpy(float))].sort_values(column)
     if len(c) < 2 or names[0] not in set(c.model):
-        return Check(claim, paper, rule, f"{names[0]}: no finite {column} (its crossing is undefined)", None)
+        return Claim(claim, paper, rule, f"{names[0]}: no finite {column} (its crossing is undefined)", None)
     me = c[c.model == names[0]].iloc[0]
     others = c[c.model != names[0]]
     nxt = others.iloc[0]
     text = (f"{names[0]}: {interval_text(me[column], me[f'{column}_lo'], me[f'{column}_hi'])}; smallest other: "
             f"{nxt.model} {nxt[column]:.2f}; rank {int((c.model.to_numpy() == names[0]).argmax()) + 1} of {len(c)}")
     if me[column] > nxt[column]:
-        return Check(claim, paper, rule, text, False)
-    return Check(claim, paper, rule, text, True if me[f"{column}_hi"] < nxt[column] else None)
+        return Claim(claim, paper, rule, text, False)
+    return Claim(claim, paper, rule, text, True if me[f"{column}_hi"] < nxt[column] else None)
 
 
-def card_observations(agreement: pd.DataFrame, card: pd.DataFrame, behaviours: Mapping[str, str]) -> list[Check]:
-    """The agreement rows (one per pair and unit) and the construction check."""
+def claims_table(agreement: pd.DataFrame, card: pd.DataFrame, behaviours: Mapping[str, str]) -> pd.DataFrame:
+    """Notebook 08's claims table: the agreement rows (one per pair and unit) and the construction check."""
     out = []
     for across, g in agreement.groupby("across", sort=False):
         unit = "model" if across == "models" else "perturbation"
@@ -113,4 +113,4 @@ def card_observations(agreement: pd.DataFrame, card: pd.DataFrame, behaviours: M
             ("drift_pct", "ras_loss"): "the corruption that moves representations most also costs most RAS"}
         out += agreement_checks(g, claims, unit=unit)
     out.append(obs_smallest_blind_spot(card, behaviours))
-    return out
+    return claims_frame(out)
