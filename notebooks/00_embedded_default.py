@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import data, figures, params, paths, repro, schema, sweep, synth, teaching
+from vlmrobust import data, figures, params, paths, repro, schema, sweep, synth
 from vlmrobust.models import zoo
 from vlmrobust.synth import camera
 
@@ -364,10 +364,10 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
-# is made it says so and reports what the unchanged run shows.
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.synth.exercises`), and until the change is made it
+# says so and reports what the unchanged run shows.
 
 # %% [markdown]
 # ### Exercise 1: Objects far away
@@ -382,7 +382,7 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # evidence.
 
 # %%
-teaching.exercise_00_1(persp, distance_far)
+synth.exercise_00_1(persp, distance_far)
 
 # %% [markdown]
 # ### Exercise 2: Break the balance on purpose
@@ -397,7 +397,7 @@ teaching.exercise_00_1(persp, distance_far)
 # single letter per family scores on the four-option families.
 
 # %%
-teaching.exercise_00_2(balance)
+synth.exercise_00_2(balance)
 
 # %% [markdown]
 # ### Exercise 3: The size ladder
@@ -413,4 +413,4 @@ teaching.exercise_00_2(balance)
 # asks for a difference whose 95 % interval lies above 0.
 
 # %%
-teaching.exercise_00_3(preds)
+synth.exercise_00_3(preds)

@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import data, figures, paths, repro, sweep, teaching
+from vlmrobust import data, figures, paths, repro, sweep
 from vlmrobust.analysis import selection
 from vlmrobust.data import splits as store
 
@@ -417,9 +417,9 @@ print(sorted(p.name for p in OUT.iterdir()))
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.analysis.selection.exercises`), and until the change
 # is made it says so and reports what the unchanged run shows.
 
 # %% [markdown]
@@ -434,7 +434,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # check passes when no selector is silent on a whole family and every family keeps eligible questions.
 
 # %%
-teaching.exercise_01_1(silent, cov, P.selectors)
+selection.exercise_01_1(silent, cov, P.selectors)
 
 # %% [markdown]
 # ### Exercise 2: Break the selection on purpose
@@ -449,7 +449,7 @@ teaching.exercise_01_1(silent, cov, P.selectors)
 # corruption the selectors ignore there is nothing to select.
 
 # %%
-teaching.exercise_01_2(eligible, kappa, P.perturbations)
+selection.exercise_01_2(eligible, kappa, P.perturbations)
 
 # %% [markdown]
 # ### Exercise 3: Fig. 9(a) for the models that chose the split
@@ -464,4 +464,4 @@ teaching.exercise_01_2(eligible, kappa, P.perturbations)
 # Gini of your evaluated models with a 1,000-resample bootstrap and asks for an interval above 0.
 
 # %%
-teaching.exercise_01_3(eval_gini, sel.selected, P.models, P.selectors)
+selection.exercise_01_3(eval_gini, sel.selected, P.models, P.selectors)

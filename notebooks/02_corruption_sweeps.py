@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, params, paths, repro, synth, teaching
+from vlmrobust import corrupt, figures, params, paths, repro, synth
 from vlmrobust.corrupt import physical
 
 NB_ID = "02_corruption_sweeps"
@@ -306,10 +306,10 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
-# is made it says so and reports what the unchanged run shows.
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.corrupt.exercises`), and until the change is made it
+# says so and reports what the unchanged run shows.
 
 # %% [markdown]
 # ### Exercise 1: The 5 % convention
@@ -324,7 +324,7 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # luminance than fog at every visibility.
 
 # %%
-teaching.exercise_02_1(water_fog, convention)
+corrupt.exercise_02_1(water_fog, convention)
 
 # %% [markdown]
 # ### Exercise 2: Break "an ImageNet-C severity is tens of metres" on purpose
@@ -340,7 +340,7 @@ teaching.exercise_02_1(water_fog, convention)
 # under 10 m: the equivalence is a property of the scenes' depth, not of the corruption.
 
 # %%
-teaching.exercise_02_2(table7, fog_items)
+corrupt.exercise_02_2(table7, fog_items)
 
 # %% [markdown]
 # ### Exercise 3: Few scenes, one camera
@@ -353,4 +353,4 @@ teaching.exercise_02_2(table7, fog_items)
 # **Look at:** the P90/P10 column of Table VII. The check passes when it stays under 1.5 at every severity.
 
 # %%
-teaching.exercise_02_3(table7)
+corrupt.exercise_02_3(table7)

@@ -27,7 +27,6 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-import vlmrobust.teaching as teaching
 from vlmrobust import corrupt, data, figures, params, paths, repro, schema, score, sweep, synth
 from vlmrobust import models as vlm_models
 
@@ -303,10 +302,10 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
-# is made it says so and reports what the unchanged run shows.
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.score.exercises`), and until the change is made it
+# says so and reports what the unchanged run shows.
 
 # %% [markdown]
 # ### Exercise 1: Break the black-box estimate on purpose
@@ -322,7 +321,7 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # of the items: the estimate keeps the answer and loses the distribution.
 
 # %%
-teaching.exercise_03_1(acc, agreement, temperature)
+score.exercise_03_1(acc, agreement, temperature)
 
 # %% [markdown]
 # ### Exercise 2: The sampling floor
@@ -338,7 +337,7 @@ teaching.exercise_03_1(acc, agreement, temperature)
 # times it.
 
 # %%
-teaching.exercise_03_2(agreement, agree_pred, n_samples)
+score.exercise_03_2(agreement, agree_pred, n_samples)
 
 # %% [markdown]
 # ### Exercise 3: The wrong scoring format
@@ -352,7 +351,7 @@ teaching.exercise_03_2(agreement, agree_pred, n_samples)
 # falls to within 0.1 of chance: the score measures the format as much as the model.
 
 # %%
-teaching.exercise_03_3(pred, method)
+score.exercise_03_3(pred, method)
 
 # %% [markdown]
 # ### Exercise 4: Colour under blur and under contrast loss
@@ -366,4 +365,4 @@ teaching.exercise_03_3(pred, method)
 # that at the last contrast level (all models pooled) and passes when blur keeps at least 0.3 more.
 
 # %%
-teaching.exercise_03_4(pred)
+score.exercise_03_4(pred)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, paths, repro, schema, sweep, teaching
+from vlmrobust import corrupt, figures, paths, repro, schema, sweep
 from vlmrobust.analysis import ras
 
 NB_ID = "04_ras_attribution"
@@ -296,10 +296,10 @@ print(sorted(p.name for p in OUT.iterdir()))
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
-# is made it says so and reports what the unchanged run shows.
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.analysis.ras.exercises`), and until the change is
+# made it says so and reports what the unchanged run shows.
 
 # %% [markdown]
 # ### Exercise 1: The observations without a VLM
@@ -315,7 +315,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # predictions: those patterns follow from the metric and from calibrated noise.
 
 # %%
-teaching.exercise_04_1(claims, P.models)
+ras.exercise_04_1(claims, P.models)
 
 # %% [markdown]
 # ### Exercise 2: Break Observation 1 on purpose
@@ -329,7 +329,7 @@ teaching.exercise_04_1(claims, P.models)
 # Observation 1 does not hold: a ranking claim needs models that differ.
 
 # %%
-teaching.exercise_04_2(claims, t6)
+ras.exercise_04_2(claims, t6)
 
 # %% [markdown]
 # ### Exercise 3: One severity, no transients
@@ -343,4 +343,4 @@ teaching.exercise_04_2(claims, t6)
 # the answer changes that remain are all persistent.
 
 # %%
-teaching.exercise_04_3(tsum, P.levels)
+ras.exercise_04_3(tsum, P.levels)

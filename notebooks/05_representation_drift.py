@@ -30,7 +30,6 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-import vlmrobust.teaching as teaching
 from vlmrobust import attack, corrupt, data, figures, paths, probes, repro, sweep
 from vlmrobust import models as vlm_models
 from vlmrobust.analysis import drift
@@ -534,10 +533,10 @@ print(sorted(p.name for p in OUT.iterdir()))
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
-# is made it says so and reports what the unchanged run shows.
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.analysis.drift.exercises`), and until the change is
+# made it says so and reports what the unchanged run shows.
 
 # %% [markdown]
 # ### Exercise 1: Shifts at native resolution
@@ -554,7 +553,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # number of pixels.
 
 # %%
-teaching.exercise_05_1(pairs, P.shift_reading)
+drift.exercise_05_1(pairs, P.shift_reading)
 
 # %% [markdown]
 # ### Exercise 2: Break "drift is far above numerical noise" on purpose
@@ -569,7 +568,7 @@ teaching.exercise_05_1(pairs, P.shift_reading)
 # 100 times the largest floor: at that precision the smallest drifts can no longer be told from rounding.
 
 # %%
-teaching.exercise_05_2(floor, P.dtype)
+drift.exercise_05_2(floor, P.dtype)
 
 # %% [markdown]
 # ### Exercise 3: Scale does not buy robustness
@@ -583,4 +582,4 @@ teaching.exercise_05_2(floor, P.dtype)
 # TextOverlay IFR is not lower than the smallest rung's by more than 0.05.
 
 # %%
-teaching.exercise_05_3(t5)
+drift.exercise_05_3(t5)

@@ -30,7 +30,6 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-import vlmrobust.teaching as teaching
 from vlmrobust import corrupt, data, depth, figures, paths, repro, schema, sweep
 from vlmrobust.analysis import visibility
 from vlmrobust.models import zoo
@@ -491,9 +490,9 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.analysis.visibility.exercises`), and until the change
 # is made it says so and reports what the unchanged run shows.
 
 # %% [markdown]
@@ -510,7 +509,7 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # describes the models, not a law of the task.
 
 # %%
-teaching.exercise_06_1(tables_9_10)
+visibility.exercise_06_1(tables_9_10)
 
 # %% [markdown]
 # ### Exercise 2: The constant talker
@@ -524,7 +523,7 @@ teaching.exercise_06_1(tables_9_10)
 # confidence spans less than 0.02 over all levels while another model's moves by at least 0.05.
 
 # %%
-teaching.exercise_06_2(tables_9_10)
+visibility.exercise_06_2(tables_9_10)
 
 # %% [markdown]
 # ### Exercise 3: A ladder that starts high enough
@@ -540,4 +539,4 @@ teaching.exercise_06_2(tables_9_10)
 # (not a bound) above 250 m.
 
 # %%
-teaching.exercise_06_3(SPOTS, P.ladder)
+visibility.exercise_06_3(SPOTS, P.ladder)

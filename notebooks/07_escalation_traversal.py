@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import data, figures, params, paths, repro, sweep, teaching
+from vlmrobust import data, figures, params, paths, repro, sweep
 from vlmrobust.analysis import escalation
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.corrupt import evidence
@@ -538,9 +538,9 @@ print(sorted(p.name for p in OUT.iterdir()))
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.analysis.escalation.exercises`), and until the change
 # is made it says so and reports what the unchanged run shows.
 
 # %% [markdown]
@@ -555,7 +555,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # 1: the term only records that something flipped.
 
 # %%
-teaching.exercise_07_1(rci, P.fail_reading)
+escalation.exercise_07_1(rci, P.fail_reading)
 
 # %% [markdown]
 # ### Exercise 2: Removing D_spatial
@@ -570,7 +570,7 @@ teaching.exercise_07_1(rci, P.fail_reading)
 # every term is available: a prediction to get right, not a finding).
 
 # %%
-teaching.exercise_07_2(states, P.trci_weights)
+escalation.exercise_07_2(states, P.trci_weights)
 
 # %% [markdown]
 # ### Exercise 3: Break T-RCI's reading on purpose
@@ -585,4 +585,4 @@ teaching.exercise_07_2(states, P.trci_weights)
 # curves.
 
 # %%
-teaching.exercise_07_3(fill_table, P.fill)
+escalation.exercise_07_3(fill_table, P.fill)

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import depth, figures, paths, probes, repro, sweep, teaching
+from vlmrobust import depth, figures, paths, probes, repro, sweep
 from vlmrobust.analysis import card
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.models import zoo
@@ -200,10 +200,10 @@ print(sorted(p.name for p in OUT.iterdir()))
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise names one change. Write down your prediction first, then make the change (in the parameters
-# cell, or with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the
-# exercise: it computes its verdict from the tables of your run (`vlmrobust.teaching`), and until the change
-# is made it says so and reports what the unchanged run shows.
+# Each exercise names one change. Write down your prediction first, then make the change (in the parameters cell, or
+# with `-p NAME VALUE` under papermill), run the notebook again and read the check cell under the exercise: it
+# computes its verdict from the tables of your run (`vlmrobust.analysis.card.exercises`), and until the change is
+# made it says so and reports what the unchanged run shows.
 
 # %% [markdown]
 # ### Exercise 1: Another reference
@@ -217,7 +217,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # and relative mCE 1 with an interval of zero width: the reference is the unit, not a measurement.
 
 # %%
-teaching.exercise_08_1(CARD, P.reference)
+card.exercise_08_1(CARD, P.reference)
 
 # %% [markdown]
 # ### Exercise 2: Three models, no verdict
@@ -231,7 +231,7 @@ teaching.exercise_08_1(CARD, P.reference)
 # undecided: below five units the card refuses to decide, whatever ρ is.
 
 # %%
-teaching.exercise_08_2(AGREE, P.models)
+card.exercise_08_2(AGREE, P.models)
 
 # %% [markdown]
 # ### Exercise 3: Scored by letter, answered by position
@@ -246,5 +246,5 @@ teaching.exercise_08_2(AGREE, P.models)
 # passes when every organism that answers in words keeps the position on at least half of the permuted questions.
 
 # %%
-teaching.exercise_08_3(LENS["order"], P.method,
+card.exercise_08_3(LENS["order"], P.method,
                        {m: zoo.answer_format(m) if m in zoo.names() else None for m in P.models})

@@ -10,6 +10,7 @@
 | :mod:`.card` | (the reliability card) | ImageNet-C's mCE, the answer-order control |
 
 Each holds the paper's quantities in plainly named modules, ``claims.py`` (the paper's
-claims checked on a run: ``claims_table``, with further rows in ``claims_*.py`` where they are many) and, where a notebook's figures are more than a few lines,
-``figures.py``. Statistics they share live one floor below, in :mod:`vlmrobust.stats`.
+claims checked on a run: ``claims_table``, with further rows in ``claims_*.py`` where they are many),
+``exercises.py`` (the notebook's exercises, on :mod:`vlmrobust.exercises`) and, where a notebook's figures
+are more than a few lines, ``figures.py``. Statistics they share live one floor below, in :mod:`vlmrobust.stats`.
 """

@@ -49,6 +49,7 @@ from ._core import (
     register,
     registry_table,
 )
+from .exercises import exercise_02_1, exercise_02_2, exercise_02_3
 from .manifests import MANIFESTS, default_sweep, manifest, manifest_names
 from .overlays import overlay_levels
 from .physical import (
@@ -67,6 +68,9 @@ __all__ = [
     "manifest_names", "default_sweep", "MANIFESTS", "physical_fog", "underwater", "transmittance", "KOSCHMIEDER",
     "WATER_ABSORPTION", "VISIBILITY_LEVELS_M", "fog_equivalent_visibility", "fog_visibility_table",
     "IMAGENET_C", "overlay_levels",
+    "exercise_02_1",
+    "exercise_02_2",
+    "exercise_02_3",
 ]
 
 #: The 19 ImageNet-C types in the published order.

@@ -15,6 +15,7 @@
 
 from ..forward import ScoringError
 from ._core import OptionScores, argmax_low, margin_of, softmax
+from .exercises import exercise_03_1, exercise_03_2, exercise_03_3, exercise_03_4
 from .generate import greedy_texts, sample_scores, verbal_scores
 from .methods import letter_scores, loglik_full_forward, loglik_scores
 from .parsing import parse_answer, parse_confidence
@@ -26,5 +27,6 @@ __all__ = [
     "METHODS", "OptionScores", "ScoringError", "argmax_low", "greedy_texts", "letter_scores",
     "loglik_full_forward", "loglik_scores", "margin_of", "method_agreement", "parse_answer", "parse_confidence",
     "predict", "probs_matrix", "severity_curves",
+    "exercise_03_1", "exercise_03_2", "exercise_03_3", "exercise_03_4",
     "sample_scores", "softmax", "summary", "verbal_scores",
 ]

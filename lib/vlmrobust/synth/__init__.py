@@ -34,6 +34,7 @@ from .camera import (
     focal_px,
     perspective_check,
 )
+from .exercises import exercise_00_1, exercise_00_2, exercise_00_3
 from .families import BINARY, CATEGORIES, FAMILIES
 from .glyphs import SIGN_CHARS
 from .items import (
@@ -59,4 +60,7 @@ __all__ = [
     "make_item", "generate", "render", "make_ref", "parse_ref", "item_from_ref", "vocabulary", "words",
     "draw_box", "COLOURS", "SHAPES", "SIZES_M", "BOX_RGB", "SIGN_CHARS", "BANDS_PX", "family_range",
     "CAMERA_HEIGHT_M", "PITCH_DEG", "FOCAL_PER_SIZE", "CHART_DISTANCE_M", "focal_px",
+    "exercise_00_1",
+    "exercise_00_2",
+    "exercise_00_3",
 ]

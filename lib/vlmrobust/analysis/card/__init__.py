@@ -20,6 +20,7 @@ parameters in one call, the names below are re-exported flat (:data:`__all__`), 
 from . import figures
 from .agreement import AGREEMENT_COLUMNS, agreement_checks, agreement_table
 from .claims import claims_table, condition_lenses, model_agreement, with_losses
+from .exercises import exercise_08_1, exercise_08_2, exercise_08_3
 from .inputs import ARMS, LADDERS, CardInputs, card_conditions, card_predictions, with_depth
 from .lenses import READOUTS, card_long, card_table
 from .params import Params
@@ -34,6 +35,7 @@ from .readouts import (
 )
 
 __all__ = ["AGREEMENT_COLUMNS", "ARMS", "LADDERS", "ORDER", "READOUTS", "CardInputs", "Params", "agreement_checks",
-           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "claims_table",
-           "card_predictions", "card_table", "condition_lenses", "corruption_errors", "error_cells", "figures", "mce",
-           "model_agreement", "option_orders", "permute_options", "with_depth", "with_losses"]
+           "agreement_table", "answer_order_flips", "card_conditions", "card_long", "claims_table", "card_predictions",
+           "card_table", "condition_lenses", "corruption_errors", "error_cells", "figures", "mce", "model_agreement",
+           "option_orders", "permute_options", "with_depth", "with_losses", "exercise_08_1", "exercise_08_2",
+           "exercise_08_3"]

@@ -23,6 +23,7 @@ parameters in one call (:class:`Params`, from :mod:`.params`) and calls the comp
 from . import figures, frequency_figures
 from .claims import DriftRun, Ladder, claims_table
 from .dirichlet import energy_drift_correlation, energy_table
+from .exercises import exercise_05_1, exercise_05_2, exercise_05_3
 from .frequency import (
     example_items,
     flip_curve,
@@ -78,4 +79,7 @@ __all__ = [
     "across_subsets", "check_gt_changing", "disjoint_subsets", "model_sizes", "natural_predictions",
     "one_token_options", "table_pairs",
     "claims_table",
+    "exercise_05_1",
+    "exercise_05_2",
+    "exercise_05_3",
 ]

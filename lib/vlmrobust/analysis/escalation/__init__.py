@@ -22,6 +22,7 @@ from . import figures
 from .ablation import ablation_scores, affine_residual, rank_correlations, spatial_table
 from .cells import cell_stats
 from .claims import accuracy_by_evidence, check_bottomup_hurts_more, claims_table, rho_per_state
+from .exercises import exercise_07_1, exercise_07_2, exercise_07_3
 from .fragility import (
     curve_regimes,
     early_warnings,
@@ -49,4 +50,7 @@ __all__ = [
     "latent_instability", "rank_correlations", "rci", "rci_notes", "regime_counts", "rho_per_state", "rung_images",
     "run_tables", "spatial_table", "table_i", "taxonomy_counts", "trci", "trci_states", "warning_examples",
     "warning_summary",
+    "exercise_07_1",
+    "exercise_07_2",
+    "exercise_07_3",
 ]

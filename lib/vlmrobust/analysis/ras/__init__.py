@@ -20,6 +20,7 @@ from . import figures
 from .attribution import state_effects
 from .claims import claims_table
 from .components import alignment, normalised_entropy, ras, top1
+from .exercises import exercise_04_1, exercise_04_2, exercise_04_3
 from .pairs import STATES, pairs
 from .params import Params
 from .simulate import simulate_predictions
@@ -44,4 +45,7 @@ __all__ = [
     "state_effects", "table_ii", "table_iii", "table_iv", "table_vi", "regime_of",
     "classify_paths", "trajectories", "trajectory_summary", "simulate_predictions", "with_ci",
     "figures",
+    "exercise_04_1",
+    "exercise_04_2",
+    "exercise_04_3",
 ]

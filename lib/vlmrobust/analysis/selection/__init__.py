@@ -44,6 +44,7 @@ from .coverage import (
     silent_families,
 )
 from .embed import IMAGE_POOLING, TEXT_ENCODER, image_embeddings, text_embeddings
+from .exercises import exercise_01_1, exercise_01_2, exercise_01_3
 from .novelty import TIE_DECIMALS, Novelty, greedy_novelty, normalise, preference
 from .nulls import mean_shift
 from .params import Params
@@ -82,4 +83,7 @@ __all__ = [
     "select", "claims_table", "selector_gini", "silent_families", "simulate_pool", "split_mask",
     "table_i", "text_embeddings", "top_k", "category_shift", "selection_table", "time_selection",
     "figures",
+    "exercise_01_1",
+    "exercise_01_2",
+    "exercise_01_3",
 ]

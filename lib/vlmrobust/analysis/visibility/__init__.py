@@ -20,6 +20,7 @@ module, ``visibility.figures``.
 from . import figures
 from .blind_spot import ABSTAIN_MIDS, blind_spot_table, level_means, signal_cube
 from .claims import claims_table, control_rows, wording_rows
+from .exercises import exercise_06_1, exercise_06_2, exercise_06_3
 from .means import condition_means
 from .paper import abstain_mid_comparison
 from .params import Params
@@ -47,4 +48,5 @@ __all__ = ["ABSTAIN_MIDS", "INTERNAL", "Params", "abstain_mid_comparison", "accu
            "blind_spot_table", "calibration_by_level", "calibration_wide", "condition_means", "condition_summary",
            "control_rows", "controls_table", "figures", "fog_severity_table", "imagenet_fog_visibility", "level_means",
            "murky_table", "parse_rate_table", "pooled_reliability", "signal_cube", "signal_tables", "signals_long",
-           "table_v", "verbal_wordings_table", "claims_table", "wording_rows"]
+           "table_v", "verbal_wordings_table", "claims_table", "wording_rows", "exercise_06_1", "exercise_06_2",
+           "exercise_06_3"]

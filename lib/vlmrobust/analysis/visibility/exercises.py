@@ -1,0 +1,53 @@
+"""The exercises of notebook 06 (seeing in fog): checks that read the student's own run and say whether it
+shows the point. The contract every check keeps is in :mod:`vlmrobust.exercises`; the notebook calls them
+through its face, ``visibility.exercise_06_<k>(...)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...exercises import Result, result
+
+__all__ = ["exercise_06_1", "exercise_06_2", "exercise_06_3"]
+
+
+def _signal(tables: pd.DataFrame, model: str, task: str, signal: str) -> pd.DataFrame:
+    rows = tables[(tables["model"] == model) & (tables["task"] == task) & (tables["signal"] == signal)]
+    return rows.drop(columns=["model", "task", "signal"]).set_index("arm")
+
+def exercise_06_1(tables_9_10: pd.DataFrame) -> Result:
+    """Break the abstain blind spot on purpose with the organism built to abstain."""
+    models = list(dict.fromkeys(tables_9_10["model"]))
+    last = tables_9_10.columns[-1]
+    murky = {m: float(_signal(tables_9_10, m, "t2", "abstain")[last].min()) for m in models}
+    others = [m for m in models if m != "aware"]
+    shown = "aware" in murky and murky["aware"] >= 0.5 and all(murky[m] <= 0.1 for m in others)
+    return result("06.1", "an organism that knows when it cannot see", "aware" in models, shown,
+                   f"at V = {last} m aware abstains on t2 in both arms (>= 0.5) while the others do not (<= 0.1)",
+                   "t2 abstain rate at the murkiest level (smaller arm): "
+                   + ", ".join(f"{m} {v:.2f}" for m, v in murky.items()), "add aware to models")
+
+def exercise_06_2(tables_9_10: pd.DataFrame) -> Result:
+    """The negative control: a stated confidence that never moves cannot follow visibility."""
+    models = list(dict.fromkeys(tables_9_10["model"]))
+    spans = {m: float(np.nanmax(v) - np.nanmin(v)) for m in models
+             if np.isfinite(v := _signal(tables_9_10, m, "t2", "verbal").to_numpy(dtype=float)).any()}
+    shown = "talker-90" in spans and spans["talker-90"] < 0.02 and any(s >= 0.05 for s in spans.values())
+    return result("06.2", "the constant talker", "talker-90" in models, shown,
+                   "talker-90's verbalized confidence spans < 0.02 over every level while another model's moves "
+                   "(>= 0.05)", "range of the t2 verbalized confidence over the levels: "
+                   + (", ".join(f"{m} {s:.2f}" for m, s in spans.items()) or "no parseable verbal confidence"),
+                   "add talker-90 to models")
+
+def exercise_06_3(spots: pd.DataFrame, ladder: str) -> Result:
+    """The extended ladder finds where accuracy starts to fall, above the paper's 250 m."""
+    acc = spots.drop_duplicates(["model", "task", "arm"])
+    located = acc[acc["v_acc_kind"] == "="]
+    above = int((located["v_acc"] > 250).sum())
+    return result("06.3", "a ladder that starts high enough", ladder == "extended", above >= 1,
+                   "at least one accuracy crossing V_acc is located (not a bound) above 250 m",
+                   f"ladder {ladder}: {len(located)} of {len(acc)} V_acc located, {above} above 250 m; "
+                   f"{int((acc['v_acc_kind'] == '≥').sum())} only bounded (already below half-way at the first "
+                   "level)", 'set ladder: "extended"')
