@@ -270,7 +270,7 @@ plt.show()
 #
 # Scoring every model on every perturbation at every level is the paper-scale run. By default the later notebooks
 # sweep a small manifest (`corrupt.default_sweep()`, the manifest named `default`): one ImageNet-C type per family at
-# all five severities, plus the eight-level physical fog ladder — small enough to score the model organisms on a few
+# all five severities, plus the eight physical fog levels — small enough to score the model organisms on a few
 # hundred items on a CPU in minutes. The full sets are named manifests (`corrupt.manifest(name)`).
 
 # %%

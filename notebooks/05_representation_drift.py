@@ -68,7 +68,7 @@ example_samples: int = 2  # samples shown in Figs. 16 and 19
 pgd_items: int = 9  # items attacked by each PGD mode
 photometric: list = ["gaussian_blur", "jpeg_compression", "motion_blur", "gaussian_noise", "brightness", "contrast"]  # App. A.7  # noqa: E501
 photometric_level: int = 1  # severity of the photometric check (1 is the mildest)
-ladder: list = []  # models of a size ladder for the scale section; empty: the zoo's role ladder
+size_ladder: list = []  # models of a size ladder for the scale section; empty: the zoo's role ladder
 batch_size: int = 8  # items per forward pass
 device: str = "cpu"  # torch device of the models (cpu, cuda, cuda:1, mps)
 dtype: str = ""  # model dtype (float32, float16, bfloat16); empty: the checkpoint's own
@@ -447,14 +447,14 @@ display(pd.concat([tphoto, t1[t1.perturbation.isin(["translate", "pad_crop", "ro
 # The paper compares sizes within a family: accuracy rises with scale while flip rates and vulnerability do
 # not fall, and both error injection (R→W) and correction (W→R) grow. This section runs on the zoo's size
 # ladder (models of role `ladder`, ordered by `ladder_rung`, sized by `lm_parameters`), or on the models named
-# in `ladder`; it says what is missing when there is none. Every rung is swept with its probes, so Table 5
+# in `size_ladder`; it says what is missing when there is none. Every rung is swept with its probes, so Table 5
 # carries each rung's mean similarity to the clean state over Table 3's union (`cos <regime>`), and finding
 # (iv) is judged on all rungs, with intervals, in the observations below.
 
 # %%
-scale_models = P.ladder if len(P.ladder) >= 2 else P.models
-if len(P.ladder) < 2:
-    print(f"Missing: the zoo holds {len(P.ladder)} organism(s) of role 'ladder' "
+scale_models = P.size_ladder if len(P.size_ladder) >= 2 else P.models
+if len(P.size_ladder) < 2:
+    print(f"Missing: the zoo holds {len(P.size_ladder)} organism(s) of role 'ladder' "
           "(a size ladder needs at least two rungs); "
           f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) stays undecided.")
 if set(scale_models) <= set(P.models):  # the probe sweep above already scored them
@@ -505,8 +505,8 @@ else:
 # %%
 run = drift.DriftRun(pairs=pairs, probes=Pk, pope=pope_rows, prior=prior_rows, pgd=runs.preds,
                      regime=P.drift_regime)
-ladder_run = drift.Ladder(scale_pred, scale_pairs, sizes, probes=scale_Pk,
-                          note="" if len(P.ladder) >= 2 else " (no role ladder in the zoo)")
+ladder_run = drift.SizeLadder(scale_pred, scale_pairs, sizes, probes=scale_Pk,
+                          note="" if len(P.size_ladder) >= 2 else " (no role ladder in the zoo)")
 claims = drift.claims_table(run, ladder_run, n_boot=P.n_boot, seed=P.seed)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
@@ -573,7 +573,7 @@ drift.exercise_05_2(floor, P.dtype)
 # %% [markdown]
 # ### Exercise 3: Scale does not buy robustness
 #
-# **Change:** set `ladder: list = ["ladder-48", "ladder-64", "ladder-96"]` (the zoo's whole size ladder).
+# **Change:** set `size_ladder: list = ["ladder-48", "ladder-64", "ladder-96"]` (the zoo's whole size ladder).
 #
 # **Predict first:** finding (iv) says accuracy rises with scale while the flip rates do not fall. Will the
 # largest rung be more accurate than the smallest? Will it flip less often under TextOverlay?

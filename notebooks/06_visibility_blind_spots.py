@@ -54,7 +54,7 @@ seed: int = 0  # seed of the scenes, option orders, the shuffled control and the
 wording: str = "organisms"  # prompts: organisms (their own template) or seed003 (Table II wording)
 internal: str = "token_prob"  # internal confidence: token_prob (as the paper) or confidence (over the options)
 abstain_mid: str = "fixed"  # abstain mid-level: fixed (0.5, fits Table V best) or clean ((clean + 1) / 2)
-ladder: str = "extended"  # visibility ladder: paper (250 m to 1.95 m) or extended (from 16000 m)
+visibility_range: str = "extended"  # fog and water levels: paper (250 m to 1.95 m) or extended (from 16000 m)
 sky_depth_m: float = 80.0  # sky depth in metres in the arms (80: a metric depth model's cap); 0 keeps it infinite
 sky_only: bool = True  # run the sky-only control (the sky becomes the veiling light, t is 1 elsewhere)
 depth_provider: str = "exact"  # exact (synthetic depth), pipeline (a metric depth model) or plane (constant plane)
@@ -81,7 +81,7 @@ SKY_CAP = P.sky_depth_m if P.sky_depth_m > 0 else math.inf
 ARMS = {"fog_physical+box": "fog", "underwater+box": "water"}
 EXT = {"fog_physical_ext+box": "fog", "underwater_ext+box": "water"}
 ARM_LEVELS = {name: list(corrupt.info(name).levels) for name in ARMS}
-if P.ladder == "extended":  # the six levels above 250 m; the paper's eight come from the arms above
+if P.visibility_range == "extended":  # the six levels above 250 m; the paper's eight come from the arms above
     ARM_LEVELS.update({name: list(range(1, 7)) for name in EXT})
     ARMS = {**ARMS, **EXT}
 LEVEL_OF = {n: {corrupt.info(n).param(lv): lv for lv in lvs} for n, lvs in ARM_LEVELS.items()}
@@ -186,7 +186,7 @@ plt.show()
 # Fog follows Koschmieder's law, $I = J\,t + A(1-t)$ with $t = e^{-\beta d}$ and $\beta = 3.912/V$ (2 %
 # contrast threshold), in linear RGB on the ray distance $d$; the underwater arm attenuates each channel in
 # proportion to pure water's absorption spectrum (`vlmrobust.corrupt.physical`). The paper's eight levels run
-# from $V = 250$ m to $1.953125$ m by factors of 2; the extended ladder starts at 16,000 m. Per model the 24
+# from $V = 250$ m to $1.953125$ m by factors of 2; the extended range starts at 16,000 m. Per model the 24
 # conditions of the paper: clean, 8 fog, 8 water, 5 ImageNet-C fog, blank and shuffled (plus the sky-only
 # control). All predictions come from `vlmrobust.sweep.predictions`, the shared, content-keyed shard cache.
 #
@@ -194,7 +194,7 @@ plt.show()
 # clean images; with `verbal = "auto"` only the models whose answers parse there are swept (the others are
 # "n/a" throughout).
 #
-# The default ladder is the **extended** one (six more levels from 16,000 m to 500 m above the paper's eight),
+# The default visibility range is the **extended** one (six more levels from 16,000 m to 500 m above the paper's eight),
 # so that a fall that begins above 250 m is seen; `params/06_visibility_blind_spots/paper.yaml` runs the
 # paper's eight levels on 1,000 COCO scenes. Scenes are few by default (`n_scenes`), so the intervals are wide.
 
@@ -526,17 +526,17 @@ visibility.exercise_06_1(tables_9_10)
 visibility.exercise_06_2(tables_9_10)
 
 # %% [markdown]
-# ### Exercise 3: A ladder that starts high enough
+# ### Exercise 3: A visibility range that starts high enough
 #
-# **Change:** set `ladder: str = "extended"` (six more levels, from 16,000 m down to 500 m, above the paper's
+# **Change:** set `visibility_range: str = "extended"` (six more levels, from 16,000 m down to 500 m, above the paper's
 # eight).
 #
-# **Predict first:** on the paper's ladder the organisms' accuracy is already below half-way to chance at 250 m,
-# so $V_{\mathrm{acc}}$ is only a bound ("≥ 250"). Where will the crossing land once the ladder starts far
+# **Predict first:** on the paper's range the organisms' accuracy is already below half-way to chance at 250 m,
+# so $V_{\mathrm{acc}}$ is only a bound ("≥ 250"). Where will the crossing land once the range starts far
 # higher?
 #
 # **Look at:** the `V_acc` column of Table V. The check passes when at least one accuracy crossing is located
 # (not a bound) above 250 m.
 
 # %%
-visibility.exercise_06_3(SPOTS, P.ladder)
+visibility.exercise_06_3(SPOTS, P.visibility_range)

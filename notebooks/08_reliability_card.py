@@ -88,11 +88,11 @@ print(f"{len(P.models)} models, reference {P.reference}; {sum(len(v) for v in CO
 # ## One sweep
 #
 # Every lens reads the same forwards: the items under the ImageNet-C corruptions (RAS, mCE, drift), BRUCE's four
-# escalation ladders and four directional traversals (RCI, T-RCI), physical fog and water on the visibility
-# ladder (W), and the clean images with the options permuted (the answer-order control). The hidden states of
+# escalation ladders and four directional traversals (RCI, T-RCI), physical fog and water at the visibility
+# levels (W), and the clean images with the options permuted (the answer-order control). The hidden states of
 # seed 002's probe regimes ride on the scoring forwards of the same sweep, so drift is measured on exactly the
 # images RAS scores. Two small item variants join it: each question with seed 003's abstain option appended
-# (scored clean and on the visibility ladder, for W of the abstain signal), and each question in `n_orders`
+# (scored clean and at the visibility levels, for W of the abstain signal), and each question in `n_orders`
 # other option orders (scored clean). All rows come through `vlmrobust.sweep.predictions`, the shared shard
 # cache (`vlmrobust.analysis.card.inputs` documents the choices). The probes ride on the clean and ImageNet-C
 # forwards, where drift is read; the other conditions are scored without their extra forwards.

@@ -169,7 +169,7 @@ def test_iii_cohens_d_matches_table_4_and_decides():
 # --------------------------------------------------------------------------- (iv)
 
 
-def ladder_frames(spec: dict[str, tuple[float, float, float]], sizes: dict[str, float]) -> O.Ladder:
+def ladder_frames(spec: dict[str, tuple[float, float, float]], sizes: dict[str, float]) -> O.SizeLadder:
     """Rungs ``model -> (accuracy, TextOverlay flip rate, ctx_open drift)``, on the same items."""
     preds, pairs, probes = [], [], []
     for k, (m, (acc, to, dr)) in enumerate(spec.items()):
@@ -179,7 +179,7 @@ def ladder_frames(spec: dict[str, tuple[float, float, float]], sizes: dict[str, 
         pairs.append(pairs_frame({"text_overlay": to, **{p: to / 2 for p in PERTS if p != "text_overlay"}}, m,
                                  seed=k))
         probes.append(probes_frame(lambda p, r, dr=dr: dr, m, seed=k))
-    return O.Ladder(pd.concat(preds), pd.concat(pairs), sizes, pd.concat(probes))
+    return O.SizeLadder(pd.concat(preds), pd.concat(pairs), sizes, pd.concat(probes))
 
 
 def test_iv_scale_every_rung_and_the_undecided_cases():
@@ -194,11 +194,11 @@ def test_iv_scale_every_rung_and_the_undecided_cases():
     assert O.obs_scale(falls, B, _rng("iv")).reproduced is False  # accuracy falls at the last step
     drifts_less = ladder_frames({"s": (0.3, 0.2, 0.3), "m": (0.6, 0.5, 0.1), "l": (0.9, 0.8, 0.05)}, sizes)
     assert O.obs_scale(drifts_less, B, _rng("iv")).reproduced is False
-    one = O.obs_scale(O.Ladder(hold.pred, hold.pairs, {"s": 1.0, "m": 1.0, "l": 1.0}, hold.probes,
+    one = O.obs_scale(O.SizeLadder(hold.pred, hold.pairs, {"s": 1.0, "m": 1.0, "l": 1.0}, hold.probes,
                                note=" (no role ladder)"), B, _rng("iv"))
     assert one.reproduced is None and "at least two sizes" in one.measured and "no role ladder" in one.measured
     assert O.obs_scale(None, B, _rng("iv")).reproduced is None
-    no_probes = O.obs_scale(O.Ladder(hold.pred, hold.pairs, sizes), B, _rng("iv"))
+    no_probes = O.obs_scale(O.SizeLadder(hold.pred, hold.pairs, sizes), B, _rng("iv"))
     assert no_probes.reproduced is None and "no probe rows" in no_probes.measured
 
 
@@ -209,7 +209,7 @@ def test_iv_do_not_fall_allows_the_stated_tolerance():
         lad = ladder_frames({"s": (0.3, 0.4, 0.1), "l": (0.9, 0.4, 0.1 + shift)}, sizes)
         same = lad.pairs[lad.pairs.model == "s"]
         small = lad.probes[lad.probes.model == "s"]
-        lad = O.Ladder(lad.pred, pd.concat([same, same.assign(model="l")]), sizes,
+        lad = O.SizeLadder(lad.pred, pd.concat([same, same.assign(model="l")]), sizes,
                        pd.concat([small, small.assign(model="l", cos=small.cos + shift)]))
         assert O.obs_scale(lad, B, _rng("iv")).reproduced is expected, shift
 

@@ -295,7 +295,7 @@ def _spots(kinds, v_acc):
                          for s in ("internal", "abstain")])
 
 
-def test_06_3_the_extended_ladder_locates_the_fall():
+def test_06_3_the_extended_range_locates_the_fall():
     _check(visibility.exercise_06_3(_spots(["=", "≥"], [1800.0, 16000.0]), "extended"), True)
     _check(visibility.exercise_06_3(_spots(["≥", "≥"], [250.0, 250.0]), "paper"), False)
     _check(visibility.exercise_06_3(_spots(["=", "≥"], [40.0, 16000.0]), "extended"), False)

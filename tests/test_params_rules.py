@@ -120,11 +120,12 @@ def test_notebook_05_defaults_resolve_to_themselves():
     p = drift.Params.resolve(defaults)
     assert list(p.as_dict()) == list(defaults)  # every parameter of the cell, in its order
     for name, value in defaults.items():
-        if name not in ("models", "ladder", "gt_changing"):
+        if name not in ("models", "size_ladder", "gt_changing"):
             assert p.as_dict()[name] == value, name
     assert p.gt_changing == {k: tuple(v) for k, v in defaults["gt_changing"].items()}  # what the tables read
-    assert defaults["ladder"] == [] and p.ladder == zoo.names("ladder")  # empty: the zoo's role ladder
-    assert drift.Params.resolve(defaults | {"ladder": ["ladder-48", "ladder-96"]}).ladder == ["ladder-48", "ladder-96"]
+    assert defaults["size_ladder"] == [] and p.size_ladder == zoo.names("ladder")  # empty: the zoo's role ladder
+    two = ["ladder-48", "ladder-96"]
+    assert drift.Params.resolve(defaults | {"size_ladder": two}).size_ladder == two
 
 
 @pytest.mark.parametrize("override,message", [
@@ -138,7 +139,8 @@ def test_notebook_05_defaults_resolve_to_themselves():
     ({"gt_changing": {"warp": ["count"]}}, r"parameter \"gt_changing key 'warp'\" = 'warp' is not allowed"),
     ({"drift_regime": "vision_grid"}, r"parameter 'drift_regime' = 'vision_grid' is not allowed"),
     ({"photometric": ["fog_x"]}, r"parameter 'photometric\[0\]' = 'fog_x' is not allowed"),
-    ({"ladder": ["no-such-organism"]}, r"parameter 'ladder\[0\]' = 'no-such-organism' is neither a zoo organism"),
+    ({"size_ladder": ["no-such-organism"]},
+     r"parameter 'size_ladder\[0\]' = 'no-such-organism' is neither a zoo organism"),
     ({"dtype": "float64"}, r"parameter 'dtype' = 'float64' is not allowed"),
     ({"progress": 1}, r"parameter 'progress' must be bool, got 1 \(int\)"),
 ])

@@ -49,9 +49,9 @@ def test_imagenet_fog_with_the_box_after_it(scene):
     np.testing.assert_array_equal(got, want)
 
 
-def test_extended_ladder_contains_the_papers_levels(scene):
+def test_extended_range_contains_the_papers_levels(scene):
     clean, d, _, img = scene
-    assert boxed.VISIBILITY_LADDER_EXT_M[0] == 16000.0 and boxed.VISIBILITY_LADDER_EXT_M[6:] == \
+    assert boxed.VISIBILITY_RANGE_EXT_M[0] == 16000.0 and boxed.VISIBILITY_RANGE_EXT_M[6:] == \
         physical.VISIBILITY_LEVELS_M
     assert corrupt.info("fog_physical_ext+box").params[6:] == corrupt.info("fog_physical+box").params
     for k in range(1, 9):

@@ -29,9 +29,9 @@ base                    what it does
 ======================  ==============================================================================
 fog_physical            Koschmieder fog, the paper's 8 levels (250 m ... 1.953125 m)
 underwater              pure-water attenuation, the same 8 levels
-fog_physical_ext        Koschmieder fog on the extended ladder: 14 levels from 16,000 m down to
+fog_physical_ext        Koschmieder fog on the extended visibility range: 14 levels from 16,000 m down to
                         1.953125 m by factors of 2 (levels 7-14 are the paper's 8 levels)
-underwater_ext          the underwater arm on the extended ladder
+underwater_ext          the underwater arm on the extended visibility range
 fog                     ImageNet-C fog, severities 1-5 (a depth-independent plasma-fractal haze)
 sky_only_fog            control: the sky (infinite depth) becomes the fog's veiling light, every other
                         pixel keeps transmittance 1 (so the only change is the sky)
@@ -39,7 +39,7 @@ sky_only_water          the same with the water arm's veiling light
 blank                   control: a uniform grey image (sRGB level 128); only the box remains
 ======================  ==============================================================================
 
-The ladders call the public functions :func:`.physical.physical_fog` and
+The extended arms call the public functions :func:`.physical.physical_fog` and
 :func:`.physical.underwater` (and the registered ``fog_physical``,
 ``underwater`` and ``fog``), so a change to the physical model of either arm
 carries over here unchanged.
@@ -52,12 +52,12 @@ import numpy as np
 from . import physical
 from ._core import PerturbationInfo, _lookup, register
 
-__all__ = ["VISIBILITY_LADDER_EXT_M", "BLANK_GREY", "BOXED", "box_mask", "sky_only", "blank", "boxed_name",
+__all__ = ["VISIBILITY_RANGE_EXT_M", "BLANK_GREY", "BOXED", "box_mask", "sky_only", "blank", "boxed_name",
            "register_all"]
 
-#: The extended visibility ladder: 16,000 m down to 1.953125 m by factors of two (14 levels);
-#: its last eight levels are seed 003's ladder (:data:`.physical.VISIBILITY_LEVELS_M`).
-VISIBILITY_LADDER_EXT_M = tuple(16000.0 / 2**k for k in range(14))
+#: The extended visibility range: 16,000 m down to 1.953125 m by factors of two (14 levels);
+#: its last eight levels are seed 003's levels (:data:`.physical.VISIBILITY_LEVELS_M`).
+VISIBILITY_RANGE_EXT_M = tuple(16000.0 / 2**k for k in range(14))
 #: Grey level of the blank control (seed 003 Table VIII: "uniform grey image").
 BLANK_GREY = 128
 _EXT_LEVELS = tuple(range(1, 15))
@@ -114,11 +114,11 @@ def _with_box(base_fn):
 
 
 def _fog_ext(x, level, rng, depth, **options):
-    return physical.physical_fog(x, depth, VISIBILITY_LADDER_EXT_M[level - 1], **options)
+    return physical.physical_fog(x, depth, VISIBILITY_RANGE_EXT_M[level - 1], **options)
 
 
 def _water_ext(x, level, rng, depth, **options):
-    return physical.underwater(x, depth, VISIBILITY_LADDER_EXT_M[level - 1], **options)
+    return physical.underwater(x, depth, VISIBILITY_RANGE_EXT_M[level - 1], **options)
 
 
 def _sky(arm: str):
@@ -148,14 +148,16 @@ def register_all() -> None:
             _with_box(fn))
     fog_m, water_m = _lookup("fog_physical")[0], _lookup("underwater")[0]
     register(PerturbationInfo(
-        name=boxed_name("fog_physical_ext"), levels=_EXT_LEVELS, params=VISIBILITY_LADDER_EXT_M,
+        name=boxed_name("fog_physical_ext"), levels=_EXT_LEVELS, params=VISIBILITY_RANGE_EXT_M,
         param_name=fog_m.param_name, unit="m", random=False, needs_depth=True, options=fog_m.options,
-        description="Koschmieder fog on the extended ladder (16,000 m to 1.95 m); the red box drawn after it",
+        description="Koschmieder fog on the extended visibility range (16,000 m to 1.95 m); the red box drawn "
+                    "after it",
         extra={"base": "fog_physical_ext"}, **common), _with_box(_fog_ext))
     register(PerturbationInfo(
-        name=boxed_name("underwater_ext"), levels=_EXT_LEVELS, params=VISIBILITY_LADDER_EXT_M,
+        name=boxed_name("underwater_ext"), levels=_EXT_LEVELS, params=VISIBILITY_RANGE_EXT_M,
         param_name=water_m.param_name, unit="m", random=False, needs_depth=True, options=water_m.options,
-        description="The underwater arm on the extended ladder (16,000 m to 1.95 m); the red box drawn after it",
+        description="The underwater arm on the extended visibility range (16,000 m to 1.95 m); the red box drawn "
+                    "after it",
         extra={"base": "underwater_ext", "version": physical.WATER_VERSION}, **common), _with_box(_water_ext))
     for arm, veil in (("fog", physical.FOG_AIRLIGHT), ("water", float(np.mean(physical.WATER_VEILING)))):
         register(PerturbationInfo(

@@ -4,7 +4,7 @@ A manifest is a plain ``dict`` mapping a perturbation name to its list of
 levels (the clean level 0 is implicit and never listed). :func:`default_sweep`
 is the manifest that the default runs of notebooks 03-07 score: five
 ImageNet-C types, one per family (noise, blur, weather, photometric, digital)
-at all five severities, plus the eight-level physical fog ladder of seed 003 -
+at all five severities, plus the eight physical fog levels of seed 003 -
 33 corrupted conditions, small enough to score the model organisms on a few
 hundred items on a CPU in minutes. The full sets are named manifests.
 
@@ -75,7 +75,7 @@ def manifest(name: str = "default") -> dict[str, list[int]]:
     geometric perturbations and the three overlays at seed 002's levels (§A.6, see
     the module docstring); ``"natural_extra"``: the other scale levels;
     ``"frequency"``: band-limited noise and ablations (seed 002 App. F);
-    ``"visibility"``: physical fog and underwater ladders (seed 003);
+    ``"visibility"``: physical fog and underwater levels (seed 003);
     ``"all"``: everything registered; ``"default"``: :func:`default_sweep`.
     """
     if name == "default":

@@ -327,7 +327,7 @@ WATER_VERSION = 2
 
 
 def register_all() -> None:
-    """Register the fog and underwater visibility ladders (levels 1..8 = 250 m .. 1.95 m)."""
+    """Register the fog and underwater visibility levels (levels 1..8 = 250 m .. 1.95 m)."""
     register(PerturbationInfo(
         name="fog_physical", family="visibility", source="003", levels=_LEVELS, params=VISIBILITY_LEVELS_M,
         param_name="visibility V", unit="m", random=False, needs_depth=True,

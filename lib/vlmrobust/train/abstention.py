@@ -4,7 +4,7 @@ r"""The two abstaining controls besides ``aware``: what they do, measured throug
   item is asked twice on the same image: without the abstain option (its answer is
   right or wrong) and with it (it abstains or not). :func:`own_error_predictions`
   pairs the two answers on clean items of every family and on the boxed families
-  under fog and water along a visibility ladder; :func:`own_error_summary` gives
+  under fog and water over a range of visibilities; :func:`own_error_summary` gives
   ``P(abstain | wrong)``, ``P(abstain | right)`` and the share of items where
   "abstained" equals "wrong" (1 for a perfect error-aware control; for an organism
   that abstains at random with rate ``a`` and errs with rate ``e`` it is

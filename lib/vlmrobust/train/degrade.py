@@ -24,7 +24,7 @@ BOXED_FAMILIES: tuple[str, ...] = ("colour", "shape", "verify")
 ARMS: tuple[str, ...] = ("fog", "water")
 #: The aware organism's threshold on the boxed object's luminance transmittance (5 % contrast).
 AWARE_THRESHOLD = 0.05
-#: Visibility ladder of the measurements: seed 003's 8 levels (250 m ... 1.95 m) extended upwards from 16 km.
+#: Visibility levels of the measurements: seed 003's 8 levels (250 m ... 1.95 m) extended upwards from 16 km.
 EXTENDED_LEVELS_M: tuple[float, ...] = tuple(16000.0 / 2**k for k in range(14))
 
 

@@ -6,7 +6,7 @@ parameters in one call, the names below are re-exported flat (:data:`__all__`), 
 
 * :mod:`.params` — the notebook's parameters and their checks (:class:`Params`);
 * :mod:`.inputs` — the card's one sweep: ImageNet-C, BRUCE's ladders and traversals, fog and water on a
-  visibility ladder, the abstain and option-order variants of the items, probes from the same forwards;
+  visibility levels, the abstain and option-order variants of the items, probes from the same forwards;
 * :mod:`.readouts` — read-outs the four papers do not give: ImageNet-C's corruption error (CE, mCE, relative
   mCE, against a reference model) and the answer-order control (option orders, flip rate, position rate);
 * :mod:`.lenses` — one row per model: RAS with R_c / R_w (seed 000), mCE, RCI_mu and T-RCI (seed 001), drift as

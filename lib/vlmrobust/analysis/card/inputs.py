@@ -9,7 +9,7 @@ lens                conditions                                             rows
 RAS, mCE            ImageNet-C corruptions at their severities (seed 000)  the items as given
 drift               the same conditions (probe rows of the same forwards)  the items as given
 RCI / T-RCI         BRUCE's four ladders and four traversals (seed 001)    the items as given
-W per signal        physical fog and water on a visibility ladder (003)    the items, and their **abstain
+W per signal        physical fog and water at visibility levels (003)     the items, and their **abstain
                                                                            variants** (the option "I cannot
                                                                            tell, ..." appended)
 answer order        the clean images, options permuted (the card's own)    **order variants** of the items
@@ -21,9 +21,9 @@ with every condition and each part needs only some: the items clean and under
 the ImageNet-C corruptions as a **probe sweep** (:class:`vlmrobust.probes.ProbeSpec`:
 the hidden states ride on the scoring forwards, so drift is read on exactly the
 images RAS and mCE score); the items under the ladders, traversals and the
-visibility ladder without probes (the card reads no drift there, and the probe
+visibility levels without probes (the card reads no drift there, and the probe
 regimes' extra forwards would double their cost); the abstain variants clean
-and on the visibility ladder; the order variants on clean images. All go through
+and at the visibility levels; the order variants on clean images. All go through
 the shared shard cache, and the result is one predictions table (``item_id`` of
 an abstain variant is ``<id>~unclear``; an order variant's rows become
 perturbation :data:`~vlmrobust.analysis.card.readouts.ORDER` at level ``k`` of

@@ -21,7 +21,7 @@ parameters in one call (:class:`Params`, from :mod:`.params`) and calls the comp
 """
 
 from . import figures, frequency_figures
-from .claims import DriftRun, Ladder, claims_table
+from .claims import DriftRun, SizeLadder, claims_table
 from .dirichlet import energy_drift_correlation, energy_table
 from .exercises import exercise_05_1, exercise_05_2, exercise_05_3
 from .frequency import (
@@ -68,7 +68,7 @@ from .representation import (
 
 __all__ = [
     "figures", "frequency_figures",
-    "SET_APART", "TABLE4_COLUMNS", "TABLE7_COLUMNS", "DriftRun", "Ladder", "Params",
+    "SET_APART", "TABLE4_COLUMNS", "TABLE7_COLUMNS", "DriftRun", "SizeLadder", "Params",
     "flip_pairs", "ifr_iv", "label", "overlay_decomposition", "scale_table", "transitions",
     "drift_vs_control", "invariance_cells", "invariance_table", "layer_curves", "noise_floor", "with_flips",
     "with_interval", "with_similarity",

@@ -1,7 +1,7 @@
 """Seed 002's findings and patterns checked on a run (notebook 05): the observations table, one row each.
 
 Entry point: :func:`claims_table` (its inputs: :class:`DriftRun` and
-:class:`Ladder`). The rows, in order:
+:class:`SizeLadder`). The rows, in order:
 
 1. (i) stable answers hide unstable representations (union IV; kept answers drift far);
 2. (ii) TextOverlay has the highest IFR;
@@ -47,7 +47,7 @@ from .instability import TABLE_UNIONS, label
 from .itemboot import ABOVE_0, BELOW_0, TEXT, Est, ItemBoot, drift_rows, flip_rates, mean_drift, models_of, smallest
 from .representation import control_values, with_flips
 
-__all__ = ["DriftRun", "Ladder", "claims_table", "obs_disconnect", "obs_overlay_most_disruptive",
+__all__ = ["DriftRun", "SizeLadder", "claims_table", "obs_disconnect", "obs_overlay_most_disruptive",
            "obs_overlay_near_control", "obs_scale", "obs_errors_random_but_conservative",
            "obs_pattern1_overlay_drifts_most", "obs_pattern2_context_not_answer", "obs_overlay_ordering",
            "obs_dirichlet_signs", "obs_pgd_success", "obs_blank_prior_no", "obs_mcq_steadier", "NB_ID"]
@@ -83,7 +83,7 @@ class DriftRun:
 
 
 @dataclass(frozen=True)
-class Ladder:
+class SizeLadder:
     """A size ladder for finding (iv): the same items scored on every rung.
 
     * ``pred`` — the predictions table of every rung (``model, item_id, perturbation, correct``; the clean
@@ -175,7 +175,7 @@ _SCALE = ("(iv) robustness does not improve with scale",
           "(Table 5); larger models show comparable or greater drift (§1, §5: Gemma ctx_open cos 0.957 -> 0.918)")
 
 
-def obs_scale(ladder: Ladder | None, n_boot: int, rng: np.random.Generator, *, tol_ifr: float = 0.005,
+def obs_scale(ladder: SizeLadder | None, n_boot: int, rng: np.random.Generator, *, tol_ifr: float = 0.005,
               tol_iv: float = 0.008, tol_drift: float = 0.001) -> Claim:
     """(iv): at every step of the size ladder (rungs by size), paired over items: clean accuracy rises (the
     difference above 0); TextOverlay IFR, union IV (Table 5's union, all eight) and the union's mean cosine drift in
@@ -338,11 +338,11 @@ def obs_blank_prior_no(prior: pd.DataFrame, n_boot: int, rng: np.random.Generato
     return Claim(*claim, "; ".join(parts), combine(oks) if oks else None)
 
 
-def claims_table(run: DriftRun, ladder: Ladder | None = None, *, n_boot: int = 500, seed: int = 0) -> pd.DataFrame:
+def claims_table(run: DriftRun, ladder: SizeLadder | None = None, *, n_boot: int = 500, seed: int = 0) -> pd.DataFrame:
     """Notebook 05's observations table: one row per finding and pattern of seed 002, in the order of the
     module docstring (columns :data:`~vlmrobust.stats.claims.CLAIM_COLUMNS`).
 
-    ``run``: :class:`DriftRun`; ``ladder``: :class:`Ladder` (``None``: finding (iv) undecided). ``n_boot``
+    ``run``: :class:`DriftRun`; ``ladder``: :class:`SizeLadder` (``None``: finding (iv) undecided). ``n_boot``
     resamples of items per row; row ``k`` draws from ``vlmrobust.repro.rng(seed, NB_ID, "findings", k)``.
     """
     if not isinstance(n_boot, int) or n_boot < 1:

@@ -5,7 +5,7 @@ sources, the protocol's choices (shift reading, subsets, set-apart instances, ``
 the probe regimes, the sizes of the control, bootstrap, frequency, PGD and photometric experiments, the size
 ladder and the model's device and dtype. Checked values that differ from the cell's literals:
 
-* ``models``, ``ladder``: model names (``ladder`` empty: the zoo's organisms of role ``ladder``);
+* ``models``, ``size_ladder``: model names (``size_ladder`` empty: the zoo's organisms of role ``ladder``);
 * ``gt_changing``: ``{perturbation: (families, ...)}`` (:func:`~.protocol.check_gt_changing`).
 
 A bad value raises :class:`~vlmrobust.params.ParameterError` naming it.
@@ -44,7 +44,7 @@ def _gt_changing(name: str, value: Any, checked: Mapping[str, Any]) -> dict[str,
     return check_gt_changing(value, param=name)
 
 
-def _ladder(name: str, value: Any, checked: Mapping[str, Any]) -> list[str]:
+def _size_ladder(name: str, value: Any, checked: Mapping[str, Any]) -> list[str]:
     return sweep.resolve_models(value, param=name) if value else vlm_models.zoo.names("ladder")
 
 
@@ -78,7 +78,7 @@ class Params(params.Params):
         "pgd_items": one(int, lo=1, hi=100_000),
         "photometric": many(str, choices=corrupt.IMAGENET_C),
         "photometric_level": one(int, lo=1, hi=5),
-        "ladder": _ladder,
+        "size_ladder": _size_ladder,
         **sweep.sweep_rules("batch_size"),
         "device": one(str),
         "dtype": one(str, choices=["", "float32", "float16", "bfloat16"]),

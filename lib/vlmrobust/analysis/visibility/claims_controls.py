@@ -225,7 +225,7 @@ def obs_aware_control(cube: SignalCube, means_reps: np.ndarray, counts_w: np.nda
     ``t < 0.05`` (:func:`ideal_abstain_curve`, the same scenes and resamples as
     the cube: ``counts_w`` of :func:`~vlmrobust.analysis.visibility.blind_spot.bootstrap_means`);
     ``D = log10(V_t / V_aware)`` with its interval; region ``[-tol, tol]`` (a third
-    of a ladder step, stated).
+    of a level step, stated).
     """
     aware = [m for m, b in behaviours.items() if b == "aware" and m in set(cube.cells.model)]
     claim = "the aware organism abstains where its object's transmittance falls below its threshold"

@@ -41,13 +41,14 @@ def exercise_06_2(tables_9_10: pd.DataFrame) -> Result:
                    + (", ".join(f"{m} {s:.2f}" for m, s in spans.items()) or "no parseable verbal confidence"),
                    "add talker-90 to models")
 
-def exercise_06_3(spots: pd.DataFrame, ladder: str) -> Result:
-    """The extended ladder finds where accuracy starts to fall, above the paper's 250 m."""
+def exercise_06_3(spots: pd.DataFrame, visibility_range: str) -> Result:
+    """The extended visibility range finds where accuracy starts to fall, above the paper's 250 m."""
     acc = spots.drop_duplicates(["model", "task", "arm"])
     located = acc[acc["v_acc_kind"] == "="]
     above = int((located["v_acc"] > 250).sum())
-    return result("06.3", "a ladder that starts high enough", ladder == "extended", above >= 1,
+    return result("06.3", "a visibility range that starts high enough", visibility_range == "extended", above >= 1,
                    "at least one accuracy crossing V_acc is located (not a bound) above 250 m",
-                   f"ladder {ladder}: {len(located)} of {len(acc)} V_acc located, {above} above 250 m; "
+                   f"visibility_range {visibility_range}: {len(located)} of {len(acc)} V_acc located, "
+                   f"{above} above 250 m; "
                    f"{int((acc['v_acc_kind'] == '≥').sum())} only bounded (already below half-way at the first "
-                   "level)", 'set ladder: "extended"')
+                   "level)", 'set visibility_range: "extended"')

@@ -266,7 +266,7 @@ def imagenet_fog_figure(table7: pd.DataFrame, summary: pd.DataFrame, cube: Signa
     questions per severity). Each severity is a point at its median V_eq with
     its interquartile range in V and a binomial 95 % interval of the accuracy,
     the models spread a little along V; the x axis spans at least the paper's
-    ladder (from 250 m).
+    levels (from 250 m).
     """
     t2 = summary[summary.task == "t2"]
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
@@ -284,7 +284,7 @@ def imagenet_fog_figure(table7: pd.DataFrame, summary: pd.DataFrame, cube: Signa
     for _, r in table7.iterrows():
         ax.annotate(f"s{int(r.severity)}", (r.median_v_m, 0.99 - 0.05 * (int(r.severity) % 2)), fontsize=6, ha="center")
     ax.set_xscale("log")
-    ax.set_xlim(max(250.0, 2 * float(np.nanmax(table7.iqr_hi_m))) * 1.3, cube.levels_m[-1] / 1.3)  # paper's ladder
+    ax.set_xlim(max(250.0, 2 * float(np.nanmax(table7.iqr_hi_m))) * 1.3, cube.levels_m[-1] / 1.3)  # paper's levels
     ax.set(xlabel="visibility V (m)", ylabel="t2 accuracy", ylim=(0, 1.05),
            title="Fig. 7: physical fog curve with ImageNet-C severities at their median V_eq")
     ax.legend(fontsize=6)

@@ -2,7 +2,7 @@
 
 The shared sweep parameters come from :func:`vlmrobust.sweep.sweep_rules` (``models`` defaulting to the evaluated
 and control organisms); the rest are the scenes' source (``synth`` or ``coco``, the COCO files), the questions'
-wording, the signals' readings (internal confidence, abstain mid-level), the visibility ladder, the depth of the
+wording, the signals' readings (internal confidence, abstain mid-level), the visibility range, the depth of the
 arms and its provider, the verbal sweep and the sizes of Table VI, the bootstrap and Table VII. The cross-checks
 of the source and the depth provider sit with the later parameter of each pair: ``coco_images`` (the COCO files
 that ``items_source = "coco"`` needs), ``depth_provider`` (real images have no exact depth) and ``depth_model``
@@ -62,7 +62,7 @@ class Params(params.Params):
         "wording": one(str, choices=list(scenes.WORDINGS)),
         "internal": one(str, choices=list(INTERNAL)),
         "abstain_mid": one(str, choices=list(ABSTAIN_MIDS)),
-        "ladder": one(str, choices=["paper", "extended"]),
+        "visibility_range": one(str, choices=["paper", "extended"]),
         "sky_depth_m": one(float, lo=0.0),
         "sky_only": one(bool),
         "depth_provider": _depth_provider,
