@@ -86,7 +86,7 @@ def test_the_sweep_gives_one_table_with_every_lens_rows(card_run):
     ab = p[p.item_id.str.endswith("~unclear")]
     assert set(ab.perturbation) == {CLEAN, *inputs.ARMS}  # abstain variants: clean and the visibility ladder
     order = p[p.perturbation == ORDER]
-    assert set(order.level) == {1} and not order.item_id.str.contains("~").any()
+    assert set(order.level) == {1} and not order.item_id.str.contains("~").any() and (order.variant == "").all()
     assert {"drift", "control"} <= set(inp.probes.kind) and set(inp.probes.perturbation) >= set(IC)
 
 
@@ -176,6 +176,10 @@ def test_card_w_is_seed_003s_crossing_width_by_hand():
 def test_card_ece_and_flip_rate_by_hand(card_run):
     inp, card, _ = card_run
     p = inp.pred
+    # the variant is a column: the abstain variants' rows say so, and no other row carries the separator
+    assert set(p.variant) == {"", "unclear"}
+    assert p.item_id[p.variant == "unclear"].str.endswith("~unclear").all()
+    assert not p.item_id[p.variant == ""].str.contains("~").any()
     for m in MODELS:
         clean = p[(p.model == m) & (p.perturbation == CLEAN) & ~p.item_id.str.contains("~")]
         assert card.loc[m, "ECE"] == pytest.approx(ece(clean.confidence, clean.correct))

@@ -24,10 +24,13 @@ images RAS and mCE score); the items under the ladders, traversals and the
 visibility levels without probes (the card reads no drift there, and the probe
 regimes' extra forwards would double their cost); the abstain variants clean
 and at the visibility levels; the order variants on clean images. All go through
-the shared shard cache, and the result is one predictions table (``item_id`` of
-an abstain variant is ``<id>~unclear``; an order variant's rows become
-perturbation :data:`~vlmrobust.analysis.card.readouts.ORDER` at level ``k`` of
-the base item) and one probe table.
+the shared shard cache, and the result is one predictions table and one probe
+table. Which variant a row scores is a column, :data:`VARIANT` (``""`` for the
+items as given, the abstain wording ``"unclear"`` for an abstain variant, whose
+``item_id`` is ``<id>~unclear`` so that every scored item keeps its own id); an
+order variant's rows become perturbation
+:data:`~vlmrobust.analysis.card.readouts.ORDER` at level ``k`` of the base item.
+The read-outs select rows by that column (:func:`is_base`), never by parsing ids.
 
 Choices stated here: the traversals use the registry's mean fill (the
 synthetic world's mean colour) so that every condition is a registered one;
@@ -53,8 +56,12 @@ from ...corrupt import escalation as esc
 from ...schema import ABSTAIN_TEXTS, CLEAN
 from .readouts import ORDER, option_orders, permute_options
 
-__all__ = ["ARMS", "LADDERS", "CardInputs", "card_conditions", "card_items", "with_depth", "abstain_variants",
-           "order_variants", "card_predictions", "base_rows"]
+__all__ = ["ARMS", "LADDERS", "VARIANT", "CardInputs", "card_conditions", "card_items", "with_depth",
+           "abstain_variants", "order_variants", "card_predictions", "base_rows", "is_base"]
+
+#: The item-variant column of the card's items and predictions: ``""`` for an item as given, the abstain
+#: wording (a key of :data:`vlmrobust.schema.ABSTAIN_TEXTS`) for its abstain variant.
+VARIANT = "variant"
 
 #: The visibility arms of the card: perturbation -> arm (seed 003's physical fog and underwater attenuation).
 ARMS = {"fog_physical": "fog", "underwater": "water"}
@@ -95,6 +102,7 @@ def card_items(items: pd.DataFrame) -> pd.DataFrame:
     if "abstain_idx" in out.columns and (out.abstain_idx.fillna(-1).astype(int) >= 0).any():
         raise ValueError("card items must not offer an abstain option already; the card adds its own variant")
     out["abstain_idx"] = -1
+    out[VARIANT] = ""
     return out.reset_index(drop=True)
 
 
@@ -126,16 +134,25 @@ def abstain_variants(items: pd.DataFrame, variant: str = _ABSTAIN) -> pd.DataFra
     out["abstain_idx"] = [len(o) for o in out.options]
     out["options"] = [list(o) + [ABSTAIN_TEXTS[variant]] for o in out.options]
     out["item_id"] = [f"{i}~{variant}" for i in out.item_id]
+    out[VARIANT] = variant
     return out
 
 
 def order_variants(items: pd.DataFrame, orders: pd.DataFrame) -> pd.DataFrame:
-    """Every order of ``orders`` as its own item (ids ``<id>~o<k>``), options permuted by :func:`permute_options`."""
+    """Every order of ``orders`` as its own item (ids ``<id>~o<k>``), options permuted by :func:`permute_options`;
+    columns ``base_item_id`` and ``order_level`` say which item and which order each one is."""
     parts = []
     for k in sorted(orders.level.unique()):
         p = permute_options(items, orders, int(k))
-        parts.append(p.assign(item_id=[f"{i}~o{k}" for i in p.item_id]))
+        parts.append(p.assign(base_item_id=p.item_id, order_level=int(k), item_id=[f"{i}~o{k}" for i in p.item_id]))
     return pd.concat(parts, ignore_index=True) if parts else items.iloc[:0]
+
+
+def is_base(table: pd.DataFrame) -> pd.Series:
+    """Rows of the items as given (:data:`VARIANT` empty); every row of a table without that column."""
+    if VARIANT not in table.columns:
+        return pd.Series(True, index=table.index)
+    return table[VARIANT].astype(str).eq("")
 
 
 @dataclass
@@ -207,20 +224,25 @@ def card_predictions(models: Sequence[str], items: pd.DataFrame, conditions: Map
             parts.append(abst.table)
             summ["abstain variants"] = abst.summary()
         if len(orders):
-            ordered = sweep.predictions(models, order_variants(base, orders), {}, **kw)
+            variants = order_variants(base, orders)
+            ordered = sweep.predictions(models, variants, {}, **kw)
             t = ordered.table.copy()
-            split = t.item_id.astype(str).str.rsplit("~o", n=1)
-            t["item_id"], t["perturbation"], t["level"] = split.str[0], ORDER, split.str[1].astype(int)
+            of = variants.set_index("item_id")
+            ids = t.item_id.astype(str)
+            t["item_id"], t["perturbation"] = of.base_item_id.reindex(ids).to_numpy(), ORDER
+            t["level"] = of.order_level.reindex(ids).to_numpy().astype(int)
             parts.append(t)
             summ["order variants"] = ordered.summary()
     pred = pd.concat(parts, ignore_index=True)
     all_items = pd.concat([base, abstaining], ignore_index=True) if vis else base
+    variant_of = dict(zip(all_items.item_id.astype(str), all_items[VARIANT], strict=True))
+    pred[VARIANT] = pred.item_id.astype(str).map(variant_of).fillna("").to_numpy()
     return CardInputs(pred, probe_rows if probe_rows is not None else pd.DataFrame(), all_items, orders, summ)
 
 
 def base_rows(pred: pd.DataFrame, perturbations: Sequence[str] | None = None) -> pd.DataFrame:
     """The rows of the items as given (no abstain variant, no order), clean and of ``perturbations``."""
-    keep = ~pred.item_id.astype(str).str.contains("~") & (pred.perturbation != ORDER)
+    keep = is_base(pred) & (pred.perturbation != ORDER)
     if perturbations is not None:
         keep &= pred.perturbation.isin([CLEAN, *perturbations])
     return pred[keep].reset_index(drop=True)

@@ -54,7 +54,7 @@ from ..drift import representation as drift
 from ..escalation import replicates
 from ..visibility import blind_spot as vis
 from ..visibility import readouts as vread
-from .inputs import ARMS, CardInputs, base_rows
+from .inputs import ARMS, CardInputs, base_rows, is_base
 from .readouts import ORDER, _weights, answer_order_flips, mce
 
 __all__ = ["READOUTS", "ras_readouts", "escalation_readouts", "drift_readouts", "blind_spot_readouts",
@@ -154,7 +154,7 @@ def blind_spot_readouts(pred: pd.DataFrame, items: pd.DataFrame, *, internal: st
     module docstring). Returns the wide columns and the long
     :func:`~vlmrobust.analysis.visibility.blind_spot.blind_spot_table`."""
     vis_pred = pred[pred.perturbation.isin([CLEAN, *ARMS])]
-    base = items[~items.item_id.str.contains("~")]
+    base = items[is_base(items)]
     chance = float(np.mean([1.0 / len(o) for o in base.options]))
     long = vread.signals_long(vis_pred.assign(task="card"), items, ARMS, internal=internal)
     long["chance"] = chance
@@ -203,7 +203,7 @@ def card_table(inp: CardInputs, *, reference: str, imagenet_c: Sequence[str], tr
                                    min_gap=min_gap)
     parts.append(w)
     parts.append(ece_readouts(pred, n_boot=n_boot, seed=seed, ci=ci))
-    order = pred[(pred.perturbation.isin([CLEAN, ORDER])) & ~pred.item_id.astype(str).str.contains("~")]
+    order = pred[(pred.perturbation.isin([CLEAN, ORDER])) & is_base(pred)]
     flips = answer_order_flips(order, inp.orders, n_boot=n_boot, rng=repro.rng("card.order", seed), ci=ci) \
         if (order.perturbation == ORDER).any() else pd.DataFrame(columns=["model"])
     parts.append(flips.drop(columns=[c for c in ("n_items", "n_orders") if c in flips.columns]))
