@@ -19,10 +19,22 @@ fraction of the FLOP bound (measured matmul GFLOP/s divided by the model's
 FLOPs per item, counted with ``torch.utils.flop_counter``). The load average is
 printed before and after: the machine may be shared.
 
+It ends with the **fast path** (:mod:`vlmrobust.score.fast`) measured side by side with
+the HF eager forward (``score.predict(engine="hf")`` vs ``engine="fast"``, the same
+items clean and under one corruption, runs interleaved, best of three, after one
+warm-up of each that builds the ONNX export and the text inputs), for a letters
+organism (letter scoring) and a text organism (log-likelihood), and one line::
+
+    fast path: R x the HF eager forward, max |dp| Z, argmax agreement A
+
+(R per answer format; the load average before and after, and a warning when the
+cores were not idle, on the same line).
+
 Usage::
 
     .venv/bin/python bench/scoring.py                 # zoo organism if present, else a random LLaVA
     .venv/bin/python bench/scoring.py --model NAME --n-per-family 8 --threads 1
+    .venv/bin/python bench/scoring.py --fast-only     # the fast-path line alone
 """
 
 from __future__ import annotations
@@ -118,8 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the machine may be shared)")
     ap.add_argument("--batch-size", type=int, default=8, help="letter/loglik batch size")
     ap.add_argument("--max-new-tokens", type=int, default=8, help="generation budget of (a)")
+    ap.add_argument("--fast-only", action="store_true", help="measure the fast path against the HF forward only")
+    ap.add_argument("--fast-per-family", type=int, default=30, help="synthetic items per family of the fast line")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.fast_only:
+        fast_line(args)
+        return
     from vlmrobust import data, models, score, synth
 
     print(f"load average before: {os.getloadavg()}")
@@ -188,6 +205,69 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  letter scoring reaches {n / t_letter / bound:.1%} of the FLOP bound")
     print(f"  speed-up over (a) that letter scoring would reach at the FLOP bound: {t_gen / (n / bound):.1f}x")
     print(f"\nload average after: {os.getloadavg()}")
+    fast_line(args)
+
+
+def _organism(fmt: str, prefer: str | None) -> str | None:
+    from vlmrobust import models
+
+    if prefer in models.zoo.names() and models.zoo.answer_format(prefer) == fmt:
+        return prefer
+    ranked = sorted((n for n in models.zoo.names() if models.zoo.answer_format(n) == fmt),
+                    key=lambda n: (models.zoo.role(n) != "evaluated", n))
+    return ranked[0] if ranked else None
+
+
+def fast_line(args) -> None:
+    """The fast path against the HF eager forward, side by side in this run (module docstring)."""
+    from vlmrobust import corrupt, data, models, score, synth
+
+    before = os.getloadavg()
+    items = synth.generate(args.fast_per_family, seed=0)
+    clean = [data.load_image(r) for r in items.image_ref]
+    noisy = [corrupt.apply(im, "gaussian_noise", 3, seed=0, key=str(i)) for i, im in zip(items.item_id, clean,
+                                                                                          strict=True)]
+    print(f"\nfast path vs the HF eager forward: {len(items)} items x 2 conditions, batch {args.batch_size}, "
+          f"threads {args.threads}; load average before {before}")
+    ratios, dps, agree = {}, [], []
+    for fmt in ("letters", "text"):
+        name = _organism(fmt, args.model)
+        if name is None:
+            continue
+        lm = models.load(name)
+        method = models.default_method(fmt)
+
+        def run(engine, lm=lm, method=method):
+            return [score.predict(lm, items, imgs, methods=[method], engine=engine, batch_size=args.batch_size)
+                    for imgs in (clean, noisy)]
+
+        t0 = time.perf_counter()
+        run("fast")  # the export (or the cached file) and the text inputs, once per organism
+        setup = time.perf_counter() - t0
+        run("hf")
+        best = {"hf": float("inf"), "fast": float("inf")}
+        out = {}
+        for _ in range(3):
+            for engine in ("hf", "fast"):
+                out[engine], secs = _timed(run, engine)
+                best[engine] = min(best[engine], secs)
+        p_hf = np.concatenate([np.asarray(p) for t in out["hf"] for p in t.probs])
+        p_fast = np.concatenate([np.asarray(p) for t in out["fast"] for p in t.probs])
+        dps.append(float(np.abs(p_hf - p_fast).max()))
+        agree.append(np.concatenate([(a.pred_idx.to_numpy() == b.pred_idx.to_numpy())
+                                     for a, b in zip(out["hf"], out["fast"], strict=True)]))
+        ratios[fmt] = best["hf"] / best["fast"]
+        rows = 2 * len(items)
+        print(f"  {name} ({fmt}, {method}): HF {rows / best['hf']:7.1f} rows/s, fast {rows / best['fast']:7.1f} "
+              f"rows/s ({ratios[fmt]:.2f}x); first fast call {setup:.1f} s (export or cache, text inputs)")
+    after = os.getloadavg()
+    busy = max(before[0], after[0]) > 0.5
+    warn = (f"; WARNING: the cores were not idle (load {max(before[0], after[0]):.2f}), ratios are not the "
+            "machine's") if busy else ""
+    r = " / ".join(f"{v:.2f} ({k})" for k, v in ratios.items())
+    a = float(np.concatenate(agree).mean()) if agree else float("nan")
+    print(f"fast path: {r} x the HF eager forward, max |dp| {max(dps, default=float('nan')):.1e}, "
+          f"argmax agreement {a:.4f}; load average {before[0]:.2f} -> {after[0]:.2f}{warn}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@
 * :mod:`.capture` — forward hooks on every decoder layer (pre-norm residual stream, layers ``0..L``)
   and the final norm (post-norm, seed 002's read-out), reduced inside the hooks.
 
+The fast path of the zoo's organisms (:mod:`vlmrobust.score.fast`) has three modules of its own, imported
+where used: :mod:`.lean` (the forward at the answer positions only), :mod:`.runtime` (its ONNX export,
+cached by the weights' digest, and the ONNX Runtime session) and :mod:`.prepared` (text inputs built once
+per item set, pixels from the stored uint8 images).
+
 It sits below both :mod:`vlmrobust.score` (which reads probes off its own forward when asked) and
 :mod:`vlmrobust.probes` (the probe regimes and shards built on scoring).
 """

@@ -10,7 +10,7 @@ generated answers is :mod:`.parsing`.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..forward.capture import (
 from ..models import continuation_ids, letter_token_ids
 from ._core import OptionScores, argmax_low, margin_of, next_token_logprobs, softmax
 
-__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward"]
+__all__ = ["letter_scores", "loglik_scores", "loglik_full_forward", "letter_memo", "letter_results"]
 
 
 def _batch_inputs(lm, item_ids, prompts, images, idx):
@@ -102,14 +102,7 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
     teacher-forced through one cached continuation (:mod:`vlmrobust.probes`);
     ``grid_layer`` keeps that layer's vision-token grid too.
     """
-    memo: dict[tuple[str, int], list[int]] = {}  # letters depend on the prompt's end only
-
-    def letters(prompt: str, k: int) -> list[int]:
-        key = (prompt[-64:], k)
-        if key not in memo:
-            memo[key] = letter_token_ids(lm.tokenizer, prompt, k)
-        return memo[key]
-
+    letters = letter_memo(lm)
     states = None
     if hidden:
         def choose(i: int, row: np.ndarray) -> list[int]:
@@ -119,6 +112,27 @@ def letter_scores(lm: Any, item_ids: Sequence[str], prompts: Sequence[str], opti
         rows, states = _last_position(lm, item_ids, prompts, images, batch_size, choose, grid_layer)
     else:
         rows = _last_position(lm, item_ids, prompts, images, batch_size)
+    return letter_results(letters, prompts, options, rows, states)
+
+
+def letter_memo(lm: Any) -> Callable[[str, int], list[int]]:
+    """``letters(prompt, k)``: the token ids of the first ``k`` letters after ``prompt``, remembered by the
+    prompt's end (what they depend on); :class:`~vlmrobust.models.LetterTokenError` when one is not a token."""
+    memo: dict[tuple[str, int], list[int]] = {}
+
+    def letters(prompt: str, k: int) -> list[int]:
+        key = (prompt[-64:], k)
+        if key not in memo:
+            memo[key] = letter_token_ids(lm.tokenizer, prompt, k)
+        return memo[key]
+
+    return letters
+
+
+def letter_results(letters: Callable[[str, int], list[int]], prompts: Sequence[str],
+                   options: Sequence[Sequence[str]], rows: Sequence[np.ndarray],
+                   states: Sequence[dict] | None = None) -> list[OptionScores]:
+    """Letter scores from each prompt's answer-position logits (float64, whole vocabulary)."""
     out = []
     for n, (prompt, opts, row) in enumerate(zip(prompts, options, rows, strict=True)):
         ids = letters(prompt, len(opts))

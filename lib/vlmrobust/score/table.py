@@ -7,6 +7,7 @@ later notebook reads them.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..models import build_prompt, default_method
 from ..repro import key_to_int
 from ..schema import METHODS, PRED_COLUMNS
 from ._core import argmax_low, check_item
+from .fast import fast_letter_scores, fast_loglik_scores, resolve_engine
 from .generate import sample_scores, verbal_scores
 from .methods import letter_scores, loglik_scores
 
@@ -32,6 +34,20 @@ def _generator(*keys: Any) -> Any:
     return torch.Generator().manual_seed(key_to_int(*keys) % (2**63 - 1))
 
 
+_PROMPTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # processor -> {(question, ...): prompt}
+
+
+def _prompt_memo(processor: Any) -> dict:
+    """The prompts already built with ``processor`` (a sweep builds the same ones at every condition)."""
+    try:
+        memo = _PROMPTS.setdefault(processor, {})
+    except TypeError:  # a processor that cannot be weakly referenced: no memo
+        return {}
+    if len(memo) > 200_000:
+        memo.clear()
+    return memo
+
+
 def _token_prob(res: Any, pred: int) -> float:
     vocab = res.extra.get("token_probs") if isinstance(res.extra, dict) else None
     return float(vocab[pred]) if vocab is not None else math.nan
@@ -41,8 +57,8 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
             methods: Sequence[str] | None = None, template: str = "vlmrobust", seed: int = 0,
             perturbation: str = "clean", level: int = 0, param: float = math.nan, batch_size: int = 8,
             n_samples: int = 20, temperature: float = 1.0, max_new_tokens: int = 8,
-            model_name: str | None = None, hidden: bool = False, grid_layer: int | None = None
-            ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, list[dict]]]:
+            model_name: str | None = None, hidden: bool = False, grid_layer: int | None = None,
+            engine: str = "auto") -> pd.DataFrame | tuple[pd.DataFrame, dict[str, list[dict]]]:
     """Score every item with each method and return predictions rows (see the module docstring).
 
     ``images`` is a list parallel to ``items`` or a function of an item row.
@@ -56,6 +72,12 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
     ``(table, {method: [per-item dict]})`` with the keys of
     :func:`vlmrobust.forward.capture.probed_prompt` (``ctx``, ``ans``,
     ``vision_mean``, ``energy``, ...); the table is the same as without it.
+
+    ``engine`` chooses the forward of ``letter``, ``loglik`` and ``loglik_norm``
+    (:mod:`vlmrobust.score.fast`): ``"auto"`` (default) takes the fast path for the
+    zoo's organisms under their own method and today's Hugging Face forward
+    (``"hf"``) otherwise; ``"fast"`` asks for the fast path. Probes (``hidden=True``) always read
+    today's forward.
     """
     if not isinstance(items, pd.DataFrame):
         raise TypeError(f"items must be a pandas DataFrame (item table), got {type(items).__name__}")
@@ -80,17 +102,29 @@ def predict(lm: Any, items: pd.DataFrame, images: Sequence[Any] | Callable[[dict
             raise ScoringError(iid, f"answer_idx {r['answer_idx']} is outside [0, {len(o)})")
     name = model_name or lm.name or lm.model_id
     base_method = default_method(lm.answer_format)
+    fast = {m: resolve_engine(lm, engine, hidden=hidden, method=m) == "fast" for m in methods}
+    memo = _prompt_memo(lm.processor)
 
     def prompts(confidence: bool = False) -> list[str]:
-        return [build_prompt(lm.processor, r["question"], o, template, confidence=confidence)
-                for r, o in zip(recs, opts, strict=True)]
+        out = []
+        for r, o in zip(recs, opts, strict=True):
+            key = (r["question"], tuple(o), template, confidence)
+            if key not in memo:
+                memo[key] = build_prompt(lm.processor, r["question"], o, template, confidence=confidence)
+            out.append(memo[key])
+        return out
 
     plain = prompts()
     results: dict[str, list] = {}
     for m in methods:
-        if m == "letter":
+        if m == "letter" and fast[m]:
+            results[m] = fast_letter_scores(lm, ids, plain, opts, imgs, batch_size=batch_size)
+        elif m == "letter":
             results[m] = letter_scores(lm, ids, plain, opts, imgs, batch_size=batch_size, hidden=hidden,
                                        grid_layer=grid_layer)
+        elif m in ("loglik", "loglik_norm") and m not in results and fast[m]:
+            results["loglik"], results["loglik_norm"] = fast_loglik_scores(lm, ids, plain, opts, imgs,
+                                                                           batch_size=batch_size)
         elif m in ("loglik", "loglik_norm") and m not in results:
             results["loglik"], results["loglik_norm"] = loglik_scores(lm, ids, plain, opts, imgs,
                                                                       batch_size=batch_size, hidden=hidden,

@@ -2,7 +2,8 @@
 
 Every notebook that scores models names some of ``models``, ``items_source``, ``n_per_family``,
 ``image_size``, ``max_items``, ``seed``, ``torch_threads``, ``batch_size``, ``executor``,
-``dask_workers`` and ``dask_scheduler``; its ``Params`` takes their rules from :func:`sweep_rules`
+``dask_workers`` and ``dask_scheduler`` (and, when named, ``engine``: the scoring forward,
+:data:`vlmrobust.score.ENGINES`); its ``Params`` takes their rules from :func:`sweep_rules`
 instead of typing the checks again. Checked values:
 
 * ``models``: the model names (:func:`~vlmrobust.sweep.resolve_models`: empty means the zoo's
@@ -19,6 +20,7 @@ from typing import Any
 
 from .. import synth
 from ..params import Rule, one
+from ..score import ENGINES
 from .handoff import check_scheduler, item_source_kind, resolve_models
 
 __all__ = ["SWEEP_PARAMETERS", "sweep_rules"]
@@ -46,6 +48,7 @@ def sweep_rules(*names: str, models_default: str | Iterable[str] = "evaluated") 
         "batch_size": one(int, lo=1, hi=4096),
         "executor": one(str, choices=["local", "dask"]),
         "dask_workers": one(int, lo=1, hi=256),
+        "engine": one(str, choices=list(ENGINES)),
         "dask_scheduler": lambda name, value, checked: check_scheduler(value, checked.get("executor", "dask"),
                                                                        param=name),
     }

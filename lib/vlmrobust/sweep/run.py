@@ -194,7 +194,7 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
                     lm, items, images, methods=spec.methods, template=spec.template, seed=spec.seed,
                     perturbation=shard.perturbation, level=level, param=param, batch_size=spec.batch_size,
                     n_samples=spec.n_samples, temperature=spec.temperature, max_new_tokens=spec.max_new_tokens,
-                    model_name=shard.model))
+                    model_name=shard.model, engine=spec.engine))
             clock.add("score", time.perf_counter() - t_score)
         from ..schema import PRED_COLUMNS
 

@@ -42,8 +42,9 @@ from ..schema import METHODS
 __all__ = ["SCHEMA_VERSION", "OVERLAY_RULES", "SweepSpec", "Shard", "plan", "overlay_family"]
 
 #: Bumped when the predictions table or the shard layout changes meaning, or when scoring changes its
-#: floats (3: option log-likelihood batched across items), so that no cache mixes the two.
-SCHEMA_VERSION = 3
+#: floats (3: option log-likelihood batched across items; 4: the fast path of the zoo's organisms,
+#: :mod:`vlmrobust.score.fast`), so that no cache mixes the two.
+SCHEMA_VERSION = 4
 OVERLAY_RULES = ("not_base", "all")
 PROBE_METHODS = ("letter", "loglik", "loglik_norm")
 
@@ -85,7 +86,9 @@ class SweepSpec:
     corruption function other than ``corrupt.apply`` (it enters the keys).
     ``share_images``: corrupt each (perturbation, level) once and let every
     model's shard read it (:mod:`vlmrobust.sweep.images`); it changes no row, so
-    it is not part of the keys.
+    it is not part of the keys. ``engine``: the forward that scores (:mod:`vlmrobust.score.fast`):
+    ``"auto"`` (the fast path for the zoo's organisms, the Hugging Face forward for other models),
+    ``"hf"`` or ``"fast"``; it enters the keys.
     """
 
     models: Sequence[str]
@@ -108,6 +111,7 @@ class SweepSpec:
     overlay_rule: str = "not_base"
     corrupt_id: str | None = None
     share_images: bool = True
+    engine: str = "auto"
 
     def validate(self) -> None:
         """Raise ``ValueError``/``TypeError`` naming the bad field and what is allowed."""
@@ -139,6 +143,10 @@ class SweepSpec:
             raise TypeError(f"seed must be an int, got {self.seed!r}")
         if not isinstance(self.share_images, bool):
             raise TypeError(f"share_images must be True or False, got {self.share_images!r}")
+        from ..score import ENGINES
+
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
         if self.overlay_rule not in OVERLAY_RULES:
             raise ValueError(f"overlay_rule must be one of {OVERLAY_RULES}, got {self.overlay_rule!r}")
         if self.probes is not None:
@@ -217,7 +225,7 @@ def plan(spec: SweepSpec, param_fn: Any = None) -> list[Shard]:
                 "sampling": [spec.n_samples, spec.temperature, spec.max_new_tokens],
                 "items": digest, "perturbation": name, "levels": list(levels),
                 "params": [None if math.isnan(p) else p for p in params],
-                "seed": spec.seed, "backend": spec.backend,
+                "seed": spec.seed, "backend": spec.backend, "engine": spec.engine,
             }
             if kind == "probes":
                 from ..probes.shard import SHARD_VERSION
