@@ -9,6 +9,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..schema import ANSWER_FORMATS
 from . import zoo
 
@@ -43,6 +45,8 @@ class LoadedModel:
     name: str = ""
     source: str = ""
     extra: dict = field(default_factory=dict)
+    #: a blind twin (``blind:NAME``): every image it is shown is replaced by :func:`blind_image` of it
+    blind: bool = False
 
     @property
     def device(self) -> Any:
@@ -60,7 +64,26 @@ class LoadedModel:
             "chat_template": getattr(self.processor, "chat_template", None),
             "dtype": str(getattr(self.model, "dtype", "")),
             "answer_format": self.answer_format,
+            **({"blind": BLIND_GREY} if self.blind else {}),
         }
+
+
+#: The prefix of a blind twin's name: ``blind:NAME`` is model ``NAME`` shown a constant image whatever the
+#: condition, a null model that cannot see (the verdicts' negative control; no training needed).
+BLIND_PREFIX = "blind:"
+#: The grey level of a blind twin's image (every pixel, every channel).
+BLIND_GREY = 128
+
+
+def blind_image(img: Any) -> Any:
+    """A constant mid-grey image (:data:`BLIND_GREY`) of ``img``'s size and mode: what a blind twin sees."""
+    from PIL import Image
+
+    if isinstance(img, Image.Image):
+        return Image.new(img.mode, img.size, (BLIND_GREY,) * len(img.getbands()) if len(img.getbands()) > 1
+                         else BLIND_GREY)
+    arr = np.asarray(img)
+    return np.full_like(arr, BLIND_GREY)
 
 
 def default_method(answer_format: str) -> str:
@@ -130,6 +153,11 @@ def load(name_or_path: str | os.PathLike, *, revision: str | None = None, trust_
     if answer_format is not None and answer_format not in ANSWER_FORMATS:
         raise ValueError(f"answer_format must be one of {ANSWER_FORMATS} or None, got {answer_format!r}")
     raw = str(name_or_path)
+    if raw.startswith(BLIND_PREFIX):
+        lm = load(raw[len(BLIND_PREFIX):], revision=revision, trust_remote_code=trust_remote_code, dtype=dtype,
+                  device=device, answer_format=answer_format)
+        lm.blind, lm.name, lm.model_id = True, raw, BLIND_PREFIX + lm.model_id
+        return lm
     kwargs: dict[str, Any] = {"trust_remote_code": bool(trust_remote_code)}
     if raw in zoo.names():
         where, source, model_id = zoo.folder(raw), "zoo", f"zoo/{raw}"

@@ -17,7 +17,10 @@ the finished shards stay cached, so the next run computes only what failed.
 Parameter conventions, the same in every notebook:
 
 * ``models`` (list): zoo names, ``role:<role>`` (every organism of a role of
-  :data:`vlmrobust.schema.ROLES`), model folders or hub ids ``org/name``; the
+  :data:`vlmrobust.schema.ROLES`), model folders or hub ids ``org/name``, and
+  ``blind:<zoo name>`` or ``blind:role:<role>``: the blind twin of an organism, shown
+  one grey image whatever the condition (a null model that cannot see,
+  :data:`vlmrobust.models.loading.BLIND_PREFIX`); the
   empty list means the notebook's default set (the ``evaluated`` organisms unless
   the notebook asks for another role).
 * ``items_source`` (str): ``"synth"`` (the synthetic benchmark), a VLMEvalKit
@@ -90,7 +93,16 @@ def resolve_models(models: Sequence[str], default: str | Iterable[str] = "evalua
     for i, m in enumerate(models):
         if not isinstance(m, str) or not m.strip():
             raise ParameterError(f"parameter '{param}[{i}]' must be a non-empty string, got {m!r}")
-        if m.startswith("role:"):
+        if m.startswith("blind:"):
+            what = m.split(":", 1)[1]
+            if what.startswith("role:") and what.split(":", 1)[1] in ROLES:
+                out += ["blind:" + n for n in zoo.names(what.split(":", 1)[1])]
+            elif what in zoo_names:
+                out.append(m)
+            else:
+                raise ParameterError(f"parameter '{param}[{i}]' = {m!r}: a blind twin needs a zoo organism "
+                                     f"{zoo_names} or 'blind:role:<role>' with a role of {list(ROLES)}")
+        elif m.startswith("role:"):
             role = m.split(":", 1)[1]
             if role not in ROLES:
                 raise ParameterError(f"parameter '{param}[{i}]' = {m!r}: unknown role; roles are {list(ROLES)}")

@@ -169,7 +169,11 @@ def run_shard(spec: SweepSpec, shard: Shard, out_dir: str | os.PathLike, *, corr
             if not sub:
                 continue
             items = spec.items.iloc[sub].reset_index(drop=True)
-            if shard.perturbation == "clean":
+            if getattr(lm, "blind", False):  # a blind twin sees one grey image whatever the condition
+                from ..models.loading import blind_image
+
+                images = [blind_image(inputs()[0][i]) for i in sub]
+            elif shard.perturbation == "clean":
                 images = [inputs()[0][i] for i in sub]
             elif store is not None and len(sub) == len(recs):
                 with clock("io"):  # a stored level's read (a level corrupted here is timed as corruption)
