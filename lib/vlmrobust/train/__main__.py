@@ -121,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
             from .sky import card_section as sky_section
 
             sections.append(sky_section(models.load(out)))
+        if cfg.meta.get("property") == "confident":  # testbed v4: the defining property with its interval
+            from .confidence import card_section as confidence_section
+
+            talks = any(st.stream.mix.get("talk", 0) > 0 for st in cfg.stages)
+            sections.append(confidence_section(models.load(out), verbal=talks))
         sections += card_sections(models.load(out), cfg.role, keys, n=args.behaviour_n, n_total=args.eval_n,
                                  threshold=thresholds[-1] if thresholds else AWARE_THRESHOLD,
                                  command=f"python -m vlmrobust.train {cfg.name} --eval-n {args.eval_n} "
