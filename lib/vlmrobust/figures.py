@@ -29,7 +29,7 @@ _STYLE = {
     "savefig.pad_inches": 0.05,
     "font.size": 9,
     "axes.titlesize": 10,
-    "axes.titleweight": "semibold",
+    "axes.titleweight": "bold",
     "axes.labelsize": 9,
     "axes.spines.top": False,
     "axes.spines.right": False,
