@@ -194,14 +194,21 @@ def test_03_4_colour_survives_blur_not_contrast():
 # ----------------------------------------------------------------------------- 04
 
 def _obs(*held):
-    claims = ["1. answer stability", "2. apparent gains", "3. same answer paths", "4. stronger corruption"]
-    return pd.DataFrame({"claim": claims, "reproduced": pd.Series(list(held), dtype=object)})
+    claims = ["1. answer stability: support", "1. answer stability: rankings", "2. apparent gains",
+              "3. same answer paths", "4. stronger corruption"]
+    return pd.DataFrame({"claim": claims, "verdict": list(held)})
+
+
+R, N, U, S = "reproduced", "not reproduced", "undecided", "no subject"
 
 
 def test_04_1_the_simulated_story_reproduces_observations():
-    _check(ras.exercise_04_1(_obs(True, True, True, False), ["sim-a", "sim-b"]), True)
-    _check(ras.exercise_04_1(_obs(True, True, True, False), ["tiny-letters"]), False)
-    _check(ras.exercise_04_1(_obs(False, None, True, False), ["sim-a", "sim-b"]), False)
+    _check(ras.exercise_04_1(_obs(R, U, R, N, N), ["sim-a", "sim-b"]), True)
+    _check(ras.exercise_04_1(_obs(R, U, R, N, N), ["tiny-letters"]), False)
+    _check(ras.exercise_04_1(_obs(U, U, N, S, N), ["sim-a", "sim-b"]), False)
+    # with no corruption effect (no vision) the point is the opposite: nothing reproduced
+    _check(ras.exercise_04_1(_obs(N, N, N, S, N), ["sim-a"], 0.0), True)
+    _check(ras.exercise_04_1(_obs(R, R, N, S, N), ["sim-a"], 0.0), False)
 
 
 def _t6(shifts):
@@ -210,9 +217,9 @@ def _t6(shifts):
 
 
 def test_04_2_one_model_cannot_show_a_rank_mismatch():
-    _check(ras.exercise_04_2(_obs(False, True, None, False), _t6([0])), True)
-    _check(ras.exercise_04_2(_obs(True, True, None, False), _t6([2, 0, -2])), False)
-    _check(ras.exercise_04_2(_obs(True, True, None, False), _t6([0])), False)  # a check that lets it hold
+    _check(ras.exercise_04_2(_obs(R, S, R, U, N), _t6([0])), True)
+    _check(ras.exercise_04_2(_obs(R, R, R, U, N), _t6([2, 0, -2])), False)
+    _check(ras.exercise_04_2(_obs(R, R, R, U, N), _t6([0])), False)  # a check that lets it hold
 
 
 def _tsum(transient):
@@ -353,17 +360,20 @@ def test_08_1_the_reference_has_mce_one():
     _check(card.exercise_08_1(_card(), "tiny-long"), True)
     _check(card.exercise_08_1(_card(), "tiny-base"), False)  # the default reference: not tried
     _check(card.exercise_08_1(_card(ref_mce=0.9, ref_lo=0.8), "tiny-long"), False)  # not a ratio to itself
+    refused = _card().assign(rel_mCE=[np.nan, np.nan])  # too few corruptions degrade the reference: refused
+    _check(card.exercise_08_1(refused, "tiny-long"), True)
+    _check(card.exercise_08_1(_card().assign(rel_mCE=[0.7, 1.2]), "tiny-long"), False)
 
 
-def _lens_agreement(agrees):
-    return pd.DataFrame({"across": ["models"] * len(agrees) + ["corruptions"], "rho": [0.5] * (len(agrees) + 1),
-                         "agrees": pd.Series([*agrees, True], dtype=object)})
+def _lens_agreement(verdicts):
+    return pd.DataFrame({"across": ["models"] * len(verdicts) + ["corruptions"], "rho": [0.5] * (len(verdicts) + 1),
+                         "verdict": [*verdicts, "reproduced"]})
 
 
 def test_08_2_three_models_decide_no_agreement():
-    _check(card.exercise_08_2(_lens_agreement([None, None]), ["a", "b", "c"]), True)
-    _check(card.exercise_08_2(_lens_agreement([None, None]), list("abcdefgh")), False)  # not tried
-    _check(card.exercise_08_2(_lens_agreement([None, True]), ["a", "b", "c"]), False)  # a row decided
+    _check(card.exercise_08_2(_lens_agreement(["undecided", "undecided"]), ["a", "b", "c"]), True)
+    _check(card.exercise_08_2(_lens_agreement(["undecided", "undecided"]), list("abcdefgh")), False)  # not tried
+    _check(card.exercise_08_2(_lens_agreement(["undecided", "reproduced"]), ["a", "b", "c"]), False)  # decided
 
 
 def test_08_3_letter_scoring_makes_word_answerers_follow_the_position():
