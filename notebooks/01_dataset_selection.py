@@ -37,7 +37,7 @@ figures.use_style()
 
 # %% tags=["parameters"]
 selectors: list = []  # selector models (zoo names, role:<role>, folders or hub ids); empty: the zoo's selectors
-models: list = []  # evaluated models whose Gini is compared on pool and split; empty: the evaluated organisms
+models: list = []  # evaluated models compared on pool and split (controls left out); empty: the evaluated organisms
 items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet, split:<name> or hf:<dataset>
 pool_sources: list = []  # several item sources pooled into one (non-empty replaces items_source)
 pool_size: int = 0  # balance the pool to this many items over sources and task families (0 keeps all)
@@ -261,32 +261,31 @@ print(f"semantic-only vs inconsistency-only: JI {overlap['ji']:.3f} (the paper: 
 # default the ImageNet-C corruptions of the default sweep). That can only hold as far as the selectors'
 # responsiveness carries over to the evaluated models: the rank correlation printed below measures it. Selectors
 # near chance, or one nearly blind, flip answers for reasons of their own, and then the split need not be more
-# responsive for stronger models. The selectors' κ above the pool's holds almost by construction (every item of
-# A⁺ has κ > 0); the observations table compares the split's κ with random size-matched subsets of A⁺ instead.
+# responsive for stronger models. The selectors' κ printed above the pool's holds by construction (the split was
+# cut on it); the claims table tests it on held-out corruptions instead.
 
 # %%
-if P.models:
+EVAL = selection.paper_models(P.models)  # controls (zoo role "control") never enter a paper claim
+if EVAL:
     t0 = time.perf_counter()
-    eval_pred = sweep.predictions(P.models, items, {p: P.levels for p in P.eval_perturbations}, **SWEEP).table
+    eval_pred = sweep.predictions(EVAL, items, {p: P.levels for p in P.eval_perturbations}, **SWEEP).table
     TIMES["evaluated models' sweep"] = time.perf_counter() - t0
-    EP = selection.answer_paths(eval_pred, models=P.models, perturbations=P.eval_perturbations, levels=P.levels,
+    EP = selection.answer_paths(eval_pred, models=EVAL, perturbations=P.eval_perturbations, levels=P.levels,
                              item_ids=items.item_id)
     eval_gini = selection.kappa(selection.gini(EP.pred, EP.K))
 else:
     eval_gini = None
-# the observations table's first two streams (CLAIM_STREAMS): its Gini row reports this same interval
-shift_rngs = repro.rng(NB_ID, "bootstrap", P.seed).spawn(2)
-for (label, vals), r in zip([("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if P.models else []),
-                            shift_rngs, strict=False):
-    m = selection.mean_shift(vals, sel.selected, n_boot=P.n_boot, rng=r, ci=P.ci)
+for label, vals in [("selectors' κ", kappa)] + ([("evaluated models' Gini", eval_gini)] if EVAL else []):
+    m = selection.mean_shift(vals, sel.selected, n_boot=P.n_boot, rng=repro.rng(NB_ID, "shift", label, P.seed),
+                             ci=P.ci)
     print(f"{label}: pool {m['pool']:.3f}, split {m['split']:.3f}, difference {m['diff']:+.3f} "
           f"[{m['lo']:+.3f}, {m['hi']:+.3f}] ({P.ci:.0%} bootstrap over the pool's questions)")
-if P.models:
+if EVAL:
     from scipy.stats import spearmanr
 
     print(f"Spearman ρ between the selectors' κ and the evaluated models' Gini over the pool: "
           f"{spearmanr(kappa, eval_gini).statistic:+.2f}")
-fig = selection.figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(P.models))
+fig = selection.figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(EVAL))
 figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
 
 # %% [markdown]
@@ -363,33 +362,36 @@ else:
 # %% [markdown]
 # ## The paper's §IV claims, checked on this run
 #
-# Each claim becomes a check that can fail (`vlmrobust.analysis.selection.claims_table`, the checks
-# in `selection.claims`), compared with a null or with the paper's own threshold, with its interval:
+# Each claim is a row of the claims table (`vlmrobust.analysis.selection.claims_table`): the paper's words, the
+# subject (the selectors, or the evaluated models for Fig. 9(a)), the **null** (what the claim being false looks
+# like, as something a simulation can draw), the test, the measured value with its interval, and a verdict:
+# *reproduced* (the interval inside the claim's region), *not reproduced* (wholly outside), *undecided* (across
+# its edge; the `decide` column says about what size would decide it), *by construction*, or *no subject*.
 #
-# * **random size-matched subsets** (`selection.nulls`, `n_boot` seeded draws): the split's mean κ and the
-#   semantic-only vs inconsistency-only JI against random $|S|$-subsets of A⁺ (a split above the *pool* would
-#   hold almost by construction, since A⁺ holds only κ > 0; two random $|S|$-subsets of A⁺ share a JI of about
-#   $|S|/(2|A^+|-|S|)$), each Table I variant's retention against a random $|S|$-subset of its own eligible pool
-#   (hypergeometric) and the paper's "most" / "a majority" (> 0.5), the sources and families lost against random
-#   subsets of the pool; the run must lie above the null's upper bound (one-sided, level $(1-\text{ci})/2$);
-# * **shares and differences** with a bootstrap interval (the sets held fixed, items resampled): the share of
-#   the top-|A⁺| items by pooled κ that Eq. 3 excludes, the clean-easy share of the top quarter by κ, the largest
-#   family's share without (κ-only, top-|S| by κ) minus with the novelty term, fixed − recomputed retention
-#   per selector (paired over the split's items; at or above 0), the evaluated models' Gini on split − pool;
-# * **κ and difficulty**: Spearman ρ(κ, the selectors' clean error rate) with its interval below
-#   `difficulty_rho_max` — **our** threshold, the paper gives no number;
-# * **by construction**: a one-answer path has G = 0 (Eq. 1); a one-source pool keeps its source. These rows say
-#   "by construction" and are never counted as reproduced (`reproduced` empty).
+# * **Held out, not circular.** The split was cut on the selectors' κ, so its κ above the pool's holds by
+#   construction. The Fig. 3(a) row reruns the selection on every other corruption and tests the split it cuts
+#   on the corruptions it never saw, within each number of options K (a yes/no question's Gini per changed
+#   answer is larger).
+# * **Nulls that noise does not clear**: random size-matched subsets (JI of the two criteria; Table I's
+#   hypergeometric retention, plus the paper's majority), ν permuted over A⁺ (does *semantic* novelty, not any
+#   extra term, reduce the split's concentration on one family?), guessing selectors (is a top-κ item clean-easy
+#   beyond chance?), a ρ(κ, clean error) at `difficulty_rho_max` (**our** ceiling; the paper gives none).
+# * **Exact counts and identities**: a one-answer path has G = 0 (Eq. 1) and a one-source pool keeps its source:
+#   *by construction*. Families on which a selector never responds have no eligible item: the coverage claim has
+#   *no subject* there, and a row names them.
 #
-# A check that fails says the selectors or the pool at hand do not show the pattern (e.g. a pool too small for
-# the interval to clear the null), not that the paper is wrong.
+# Each test is a pure function (`selection.decisions`) that `selection.rules` draws from its null at this
+# notebook's default size: `python -m vlmrobust.analysis.rules --only 01` prints how often each says
+# "reproduced" when the claim is false (at most 5 %) and its power at the paper's effect size. A row that is not
+# reproduced says that these selectors and this pool do not show the pattern, not that the paper is wrong.
 
 # %%
-claims = selection.claims_table(SP, G, sel, t1, overlap, eval_gini, P.models, families=items.task,
-                                       sources=items.source, variants=loo, n_boot=P.n_boot, ci=P.ci,
-                                       rng=repro.rng(NB_ID, "bootstrap", P.seed), rho_max=P.difficulty_rho_max)
+claims = selection.claims_table(SP, G, sel, t1, overlap, eval_gini, EVAL, families=items.task, sources=items.source,
+                                variants=loo, image_emb=image_emb, text_emb=text_emb, n_boot=P.n_boot, ci=P.ci,
+                                rng=repro.rng(NB_ID, "bootstrap", P.seed), rho_max=P.difficulty_rho_max)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
+print(claims.verdict.value_counts().to_string())
 
 # %% [markdown]
 # ## Result tables
@@ -397,7 +399,7 @@ with pd.option_context("display.max_colwidth", None):
 # Written to `results/01_dataset_selection/`: per-question scores (`selection.csv`: κ, eligibility, ν, $e$, greedy
 # step, selected, each selector's mean G, the evaluated models' Gini), Table I, the selectors' shares, the
 # selectors silent on a whole family, the category shift (at the level of Fig. 3(b), column `group`), the
-# families' coverage and the observations (CSV), and an environment snapshot; timings are only shown above, so that
+# families' coverage and the claims (`claims.csv`), and an environment snapshot; timings are only shown above, so that
 # a rerun writes the same bytes. The default pool is small (72 questions, sized so the 19 × 5 sweep of three
 # selectors takes about two minutes): the `large` variant (`make run NB=01_dataset_selection P=large`, 216
 # questions) or the paper's pool gives a split of tens to hundreds of questions, tighter intervals, and a
@@ -409,7 +411,7 @@ with pd.option_context("display.max_colwidth", None):
 table = selection.selection_table(sel, items, G, P.selectors, eval_gini)
 for name, df in {"selection": table, "table1_leave_one_out": t1, "selector_shares": shares,
                  "silent_families": silent, "category_shift": comp.rename_axis("group").reset_index(),
-                 "family_coverage": cov.reset_index(), "observations": claims}.items():
+                 "family_coverage": cov.reset_index(), "claims": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

@@ -303,20 +303,24 @@ def test_allocate_and_balanced_pool():
     assert len(select.balanced_pool(items, 0)) == 26
 
 
-# ----------------------------------------------------------------------------- observation checks
+# ----------------------------------------------------------------------------- claim rows
 
 
-def test_mean_shift_and_the_evaluated_gini_check():
+def test_mean_shift_and_the_evaluated_gini_claim():
+    from vlmrobust.stats.claims import NO_SUBJECT, NOT_REPRODUCED, REPRODUCED
+
     rng = repro.rng("test.select", "boot")
     x = np.r_[np.zeros(80), np.ones(20)]
-    up = checks.mean_shift(x, x > 0.5, n_boot=200, rng=rng)
+    up = select.mean_shift(x, x > 0.5, n_boot=200, rng=rng)
     assert up["diff"] == pytest.approx(0.8) and up["lo"] > 0
-    assert checks.obs_evaluated_gini(x, x > 0.5, ["m"], n_boot=200, rng=rng).reproduced is True
-    assert checks.obs_evaluated_gini(x, x < 0.5, ["m"], n_boot=200, rng=rng).reproduced is False
-    assert checks.obs_evaluated_gini(x, x > 0.5, [], n_boot=200, rng=rng).reproduced is None
+    assert checks.obs_evaluated_gini(x, x > 0.5, ["m"], n_boot=200, rng=rng).verdict == REPRODUCED
+    assert checks.obs_evaluated_gini(x, x < 0.5, ["m"], n_boot=200, rng=rng).verdict == NOT_REPRODUCED
+    assert checks.obs_evaluated_gini(x, x > 0.5, [], n_boot=200, rng=rng).verdict == NO_SUBJECT
 
 
-def test_selection_observations_stack_every_claim_with_its_own_stream():
+def test_selection_claims_stack_every_claim_with_its_own_stream():
+    from vlmrobust.stats.claims import BY_CONSTRUCTION, CLAIM_COLUMNS, VERDICTS
+
     pool = select.simulate_pool(200, repro.rng("test.select", "obs"), dim=8, fragile=0.5)
     G = select.gini(pool.pred, pool.K)
     sel = select.select(G, pool.image_emb, pool.text_emb, pool.item_ids)
@@ -326,15 +330,17 @@ def test_selection_observations_stack_every_claim_with_its_own_stream():
     paths = responsiveness.AnswerPaths(pool.item_ids, ("a", "b", "c"), tuple(f"d{i}" for i in range(19)),
                                        (1, 2, 3, 4, 5), pool.pred, pool.pred == 0, pool.K, np.zeros(n, int),
                                        pool.pred[:, :, 0, 0], pool.pred[:, :, 0, 0] == 0)
-    kw = dict(families=np.arange(n) % 4, sources=["s"] * n, variants=loo, n_boot=100)
+    kw = dict(families=np.arange(n) % 4, sources=["s"] * n, variants=loo, n_boot=100, image_emb=pool.image_emb,
+              text_emb=pool.text_emb)
     obs = checks.claims_table(paths, G, sel, t1, select.criteria_overlap(sel), None, [], **kw,
-                                        rng=repro.rng("test.select", "obs", 1))
-    assert len(obs) == 12 and obs.claim.is_unique
+                              rng=repro.rng("test.select", "obs", 1))
+    assert list(obs.columns) == list(CLAIM_COLUMNS) and len(obs) >= 12 and obs.claim.is_unique
+    assert set(obs.verdict) <= set(VERDICTS)
     again = checks.claims_table(paths, G, sel, t1, select.criteria_overlap(sel), None, [], **kw,
-                                          rng=repro.rng("test.select", "obs", 1))
+                                rng=repro.rng("test.select", "obs", 1))
     assert obs.equals(again)  # seeded: the same table twice
-    by_construction = obs[obs.measured.str.startswith("by construction")]
-    assert set(by_construction.reproduced) == {None} and len(by_construction) == 2  # zero dispersion, one source
+    assert len(obs[obs.verdict == BY_CONSTRUCTION]) == 2  # zero dispersion, one source
+    assert obs.loc[obs.claim.str.contains("evaluated"), "verdict"].tolist() == ["no subject"]
 
 
 def test_simulated_pool_is_reproducible():

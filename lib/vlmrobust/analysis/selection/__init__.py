@@ -13,7 +13,12 @@ The pipeline of notebook 01, one module per step:
 * :mod:`.pool` — a candidate pool balanced over sources and task families;
 * :mod:`.coverage` — sources, families and L2 categories of pool and split; selectors silent on a family;
 * :mod:`.nulls` — random size-matched subsets, the nulls the checks compare with;
-* :mod:`.claims`, :mod:`.claims` — the claims of §IV and supplement II as checks, and their table;
+* :mod:`.claims` — the claims table of §IV and supplement II, each claim against its null, from the rows of
+  :mod:`.claims_split` (what the split is: responsiveness, κ and difficulty, Eq. 3 and novelty) and
+  :mod:`.claims_stability` (the other criterion, Table I, the sources and families kept), with their shared
+  pieces in :mod:`.claims_base`;
+* :mod:`.decisions` — the tests behind the claims, pure functions of arrays;
+* :mod:`.rules` — each test drawn from its null and at the paper's effect size (false passes, power);
 * :mod:`.simulate` — a synthetic selection problem for benchmarks and scaling, and its timing;
 * :mod:`.figures` — the notebook's figures (κ and G, novelty, the (κ, ν) plane, Figs. 3(a)/9(a), 3(b)/8,
   9(b–d), the scaling plot), drawn from the arrays and tables above.
@@ -34,6 +39,7 @@ from .claims import (
     CLAIM_STREAMS,
     claims_table,
     obs_evaluated_gini,
+    paper_models,
 )
 from .coverage import (
     composition_groups,
@@ -79,7 +85,8 @@ __all__ = [
     "TABLE_I_COLUMNS", "TEXT_ENCODER", "TIE_DECIMALS", "allocate", "answer_paths", "balanced_pool",
     "composition_groups", "composition_level", "coverage_table", "criteria_overlap", "eligible", "gini",
     "greedy_novelty", "image_embeddings", "jaccard", "kappa", "largest_share", "leave_one_out", "mean_shift",
-    "normalise", "obs_evaluated_gini", "path_counts", "pooled_threshold", "preference", "responsive_shares",
+    "normalise", "obs_evaluated_gini", "paper_models", "path_counts", "pooled_threshold", "preference",
+    "responsive_shares",
     "select", "claims_table", "selector_gini", "silent_families", "simulate_pool", "split_mask",
     "table_i", "text_embeddings", "top_k", "category_shift", "selection_table", "time_selection",
     "figures",

@@ -3,7 +3,8 @@
 The shared sweep parameters come from :func:`vlmrobust.sweep.sweep_rules`; the rest are the selectors, the pool,
 the corruptions of the answer paths, the encoders of the novelty term, the saved split and the checks'
 intervals (seed 000, §IV). An empty ``selectors``, ``models``, ``perturbations``, ``eval_perturbations`` or
-``image_encoder`` is read as its default (the parameters cell says which). A bad value raises
+``image_encoder`` is read as its default (the parameters cell says which; the default image encoder of a blind
+twin ``blind:NAME`` is ``NAME``'s vision tower on the real images). A bad value raises
 :class:`~vlmrobust.params.ParameterError` naming it.
 
 Two rules come later than their parameter in the cell, because they read a parameter listed below it:
@@ -18,6 +19,7 @@ from typing import Any
 
 from ... import corrupt, params, sweep
 from ...data import splits as store
+from ...models.loading import BLIND_PREFIX
 from ...params import ParameterError, Rule, many, one
 from .embed import IMAGE_POOLING
 
@@ -94,7 +96,7 @@ class Params(params.Params):
         "eval_perturbations": _or(many(str, choices=lambda p: corrupt.names(), min_len=0),
                                   lambda p: [x for x in corrupt.default_sweep() if x in _imagenet_c()]),
         "levels": _levels,  # after eval_perturbations, which it reads
-        "image_encoder": _or(one(str), lambda p: p["selectors"][0]),
+        "image_encoder": _or(one(str), lambda p: p["selectors"][0].removeprefix(BLIND_PREFIX)),
         "image_pooling": one(str, choices=list(IMAGE_POOLING)),
         "text_encoder": one(str),
         "split_name": _split_name,
