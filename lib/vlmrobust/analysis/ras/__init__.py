@@ -4,10 +4,12 @@ Computed from the predictions table: :func:`pairs` (Eqs. 7–12 per
 clean–corrupted pair), :func:`state_effects` (state and source attribution,
 Eqs. 13–16), the model tables (:func:`table_ii`, :func:`table_iii`,
 :func:`table_iv`, :func:`table_vi`), severity :func:`trajectories` and
-question-level bootstrap intervals, and the paper's four observations checked on a run
-(:func:`claims_table`). Modules: :mod:`.components` (Eqs. 7–11), :mod:`.pairs`,
+question-level bootstrap intervals, and the paper's four observations decided on a run against a model that
+cannot see (:func:`claims_table`; the rules' calibration in :mod:`.rules`). Modules: :mod:`.components`
+(Eqs. 7–11), :mod:`.pairs`,
 :mod:`.attribution`, :mod:`.tables` (with :func:`~.tables.with_ci`, Table II's display form),
-:mod:`.trajectories`, :mod:`.claims`, :mod:`.simulate` (a predictions table without a model), and
+:mod:`.trajectories`, :mod:`.cube` (the pair table as arrays, the question bootstrap), :mod:`.claims`,
+:mod:`.rules`, :mod:`.simulate` (a predictions table without a model), and
 :mod:`.figures` (the notebook's Figs. 4, 5/11, 6, 7 and 12, drawn from the tables above).
 
 The package is the notebook's one import: :class:`Params` checks its parameters in one call (:mod:`.params`),

@@ -69,6 +69,7 @@ class Params(params.Params):
         "boundary_tol": one(float, lo=0.0, hi=0.5),
         "mixed_tol": one(float, lo=0.0, hi=1.0),
         "sim_models": one(int, lo=1, hi=26),
+        "sim_damage": one(float, lo=0.0, hi=10.0),
         "sim_items": one(int, lo=2, hi=1_000_000),
         "models": _models,  # after sim_models, which it reads
         "items_source": _items_source,  # after models, as before (a variant stops at the models first)
