@@ -99,7 +99,8 @@ label = drift.label
 
 def model_method(name: str) -> str:
     return P.method if P.method != "default" else vlm_models.default_method(
-        vlm_models.zoo.answer_format(name) if name in vlm_models.zoo.names() else "letters")
+        vlm_models.zoo.answer_format(drift.zoo_name(name)) if drift.zoo_name(name) in vlm_models.zoo.names()
+        else "letters")
 
 
 # %% [markdown]
@@ -449,14 +450,14 @@ display(pd.concat([tphoto, t1[t1.perturbation.isin(["translate", "pad_crop", "ro
 # ladder (models of role `ladder`, ordered by `ladder_rung`, sized by `lm_parameters`), or on the models named
 # in `size_ladder`; it says what is missing when there is none. Every rung is swept with its probes, so Table 5
 # carries each rung's mean similarity to the clean state over Table 3's union (`cos <regime>`), and finding
-# (iv) is judged on all rungs, with intervals, in the observations below.
+# (iv) is judged on every larger rung against the smallest, with intervals, in the claims table below.
 
 # %%
 scale_models = P.size_ladder if len(P.size_ladder) >= 2 else P.models
 if len(P.size_ladder) < 2:
     print(f"Missing: the zoo holds {len(P.size_ladder)} organism(s) of role 'ladder' "
           "(a size ladder needs at least two rungs); "
-          f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) stays undecided.")
+          f"Table 5 lists the notebook's models, which all have the same size, so finding (iv) has no subject.")
 if set(scale_models) <= set(P.models):  # the probe sweep above already scored them
     scale_pred, scale_P = pred[pred.model.isin(scale_models)], Pall[Pall.model.isin(scale_models)]
 else:  # every rung with its probes, on the same items
@@ -465,8 +466,9 @@ else:  # every rung with its probes, on the same items
     scale_pred, scale_P = sres.table, sres.probes
 scale_pairs = drift.table_pairs(drift.flip_pairs(scale_pred), P.gt_changing, P.set_apart)[0]
 scale_Pk = drift.table_pairs(scale_P, P.gt_changing, P.set_apart)[0]
+ZOO = vlm_models.zoo.names()
 sizes = drift.model_sizes(scale_models, lambda n: vlm_models.load(n, **LOAD),
-                          lambda n: vlm_models.zoo.meta(n) if n in vlm_models.zoo.names() else None)
+                          lambda n: vlm_models.zoo.meta(drift.zoo_name(n)) if drift.zoo_name(n) in ZOO else None)
 t5 = drift.with_similarity(drift.scale_table(scale_pred, scale_pairs, sizes), scale_Pk, list(probes.REGIMES))
 display(t5.round(3))
 t1_scale = drift.ifr_iv(scale_pairs)
@@ -493,14 +495,23 @@ else:
 # %% [markdown]
 # ## Findings (i)-(v) and the patterns, checked on these models
 #
-# Every finding of the paper's introduction and every pattern of §4 is a row with a 95 % bootstrap interval
-# over items, judged against a region taken from the paper (its rule and source are in the `check` column;
-# `vlmrobust.analysis.drift.claims`): the row holds when the interval lies inside the region, fails
-# when it lies wholly outside, and is undecided otherwise. A claim made for every model holds when every
-# model's part holds. Differences (between perturbations, regimes or ladder rungs) are paired over the same
-# resampled items. They are read on the organisms: a row that fails says the organisms do not show the
-# pattern; an undecided one says this run's items cannot tell. More items per family tighten the
-# intervals; `params/05_representation_drift/paper.yaml` runs the paper's models.
+# Every finding of the paper's introduction and every pattern of §4 is a row of the claims table
+# (`vlmrobust.analysis.drift.claims`): the paper's words, the models it was tried on (`subject`), what the claim
+# being false looks like (`null`), the rule (`test`), the measured statistic with its 95 % bootstrap interval over
+# items, and a verdict: **reproduced** when the interval lies inside the acceptance region, **not reproduced** when
+# it lies wholly outside, **undecided** when it straddles the edge (`decide` then gives the number of items that
+# would decide it), **no subject** when the run has nothing the claim is about. A claim made for every model is
+# reproduced when every model's part is; the row's value is that of the part that decides it. Differences between
+# perturbations, regimes or ladder rungs are paired over the same resampled items.
+#
+# Every rule was drawn from its null at this notebook's default size and says "reproduced" in at most 5 % of draws
+# (`python -m vlmrobust.analysis.rules --only 05`; the nulls and the paper's effects are in
+# `vlmrobust.analysis.drift.rules`). Two regions are the project's reading of the paper's words: "comparable or
+# greater" (finding (iv)) allows a larger rung down to half the smallest rung's flip rate, vulnerability or drift,
+# as App. A.7 calls 2.9 % "comparable" to 6-8 %; "drifts more" needs a gap of 1 % of the distance between unrelated
+# images. At 54 items most rules have little power: an undecided row says this run's items cannot tell, and the
+# size that would. With blind twins (`params/05_representation_drift/blind.yaml`: models that see one grey image)
+# no claim about vision may come out reproduced; the blank-image prior is a claim about the language prior.
 
 # %%
 run = drift.DriftRun(pairs=pairs, probes=Pk, pope=pope_rows, prior=prior_rows, pgd=runs.preds,
@@ -515,7 +526,7 @@ with pd.option_context("display.max_colwidth", None):
 # ## Result tables
 #
 # Written to `results/05_representation_drift/`: the predictions and probe rows of the sweep (parquet), every
-# table above and the observations (CSV).
+# table above and the claims table (CSV).
 
 # %%
 pred.to_parquet(OUT / "predictions.parquet", index=False)
@@ -525,7 +536,7 @@ for name, df in {"table1_ifr_iv": t1, "table1_set_apart": t1_apart, "overlay_dec
                  "table7_drift_vs_control_l2": t7, "layer_curves": curves, "noise_floor": floor,
                  "table28_dirichlet": t28, "pope_prior": drift.prior_summary(prior_rows), "pope_transitions": pope,
                  "pope_margin_shift": shift, "noise_flip_curves": ncurve, "ablation_thresholds": thr,
-                 "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5, "observations": claims}.items():
+                 "table29_pgd": t29, "photometric": tphoto, "table5_scale": t5, "claims": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

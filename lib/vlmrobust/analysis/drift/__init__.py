@@ -11,17 +11,21 @@ parameters in one call (:class:`Params`, from :mod:`.params`) and calls the comp
 * :mod:`.prior` — drift to the prior on yes/no questions (POPE, §7);
 * :mod:`.frequency` — signed margins, flip curves and thresholds of the frequency experiments (§6, App. F);
 * :mod:`.protocol` — the paper's protocol: shift reading, disjoint subsets, set-apart instances, POPE prompt;
-* :mod:`.claims` — findings (i)–(v) and the patterns of §4 checked on a run, each with an interval
-  (:mod:`.findings` holds the item bootstrap and the probe-based rows);
+* :mod:`.claims` — findings (i)–(v) and the patterns of §4 checked on a run, each against a stated null
+  (:mod:`.claims_scale` holds finding (iv) and its size ladder, :mod:`.claims_patterns` the probe-based rows,
+  :mod:`.claims_base` the row builder they share, :mod:`.itemboot` the item bootstrap, :mod:`.decisions` the
+  decisions and :mod:`.rules` their simulations at the default size);
 * :mod:`.figures` — the notebook's figures of labels, drift, Dirichlet energy, the prior and scale (Figs. 1-3, 5,
   10-14); :mod:`.frequency_figures` — those of the frequency experiments (Figs. 15-20).
 
 ``cohens_d`` is not re-exported flat: :func:`.representation.cohens_d` (of two samples) and
-:func:`.findings.cohens_d` (on bootstrap replicates) differ; name the module.
+:func:`.itemboot.cohens_d` (on bootstrap replicates) differ; name the module.
 """
 
 from . import figures, frequency_figures
-from .claims import DriftRun, SizeLadder, claims_table
+from .claims import DriftRun, claims_table
+from .claims_base import role_of, zoo_name
+from .claims_scale import SizeLadder
 from .dirichlet import energy_drift_correlation, energy_table
 from .exercises import exercise_05_1, exercise_05_2, exercise_05_3
 from .frequency import (
@@ -78,7 +82,7 @@ __all__ = [
     "threshold_table",
     "across_subsets", "check_gt_changing", "disjoint_subsets", "model_sizes", "natural_predictions",
     "one_token_options", "table_pairs",
-    "claims_table",
+    "claims_table", "role_of", "zoo_name",
     "exercise_05_1",
     "exercise_05_2",
     "exercise_05_3",

@@ -151,7 +151,9 @@ def pgd_attacks(models: Sequence[str], items: pd.DataFrame, images: Sequence[np.
 
     ``method_of``: model -> scoring method; ``load``: keyword arguments of :func:`vlmrobust.models.load`
     (device, dtype). A model whose processor :func:`vlmrobust.attack.pixel_path` refuses is skipped
-    (:attr:`PGDRuns.skipped`). Pass :attr:`PGDRuns.preds` to :func:`vlmrobust.attack.pgd_table` for Table 29.
+    (:attr:`PGDRuns.skipped`). A blind twin (``blind:NAME``) is not attacked: it is scored on its grey image in
+    every mode (what any δ would leave it), named in :attr:`PGDRuns.skipped`. Pass :attr:`PGDRuns.preds` to
+    :func:`vlmrobust.attack.pgd_table` for Table 29.
     """
     from ... import attack, score
     from ... import models as vlm_models
@@ -164,6 +166,16 @@ def pgd_attacks(models: Sequence[str], items: pd.DataFrame, images: Sequence[np.
         lm = vlm_models.load(m, **load)
         meth = method_of(m)
         base = clean[clean.model == m].set_index("item_id").loc[items.item_id, "pred_idx"].tolist()
+        if getattr(lm, "blind", False):  # no pixel reaches a blind twin: whatever δ, it sees its grey image
+            from ...models.loading import blind_image
+
+            grey = [np.asarray(blind_image(np.asarray(img))) for img in images]
+            skipped[m] = "a blind twin: no perturbation reaches it, so it is scored on its grey image in every mode"
+            for mode in attack.MODES:
+                adv = score.predict(lm, items, grey, methods=[meth], template=template, seed=seed,
+                                    perturbation=f"pgd_{mode}", level=1, batch_size=batch_size, model_name=m)
+                adv_preds.setdefault(mode, []).append(adv.assign(in_band=np.nan))
+            continue
         try:
             attack.pixel_path(lm, images[0])
         except NotImplementedError as exc:
