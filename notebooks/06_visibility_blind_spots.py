@@ -14,7 +14,7 @@
 # option, and measure how far in V each awareness signal lags behind accuracy: the blind-spot width W.
 #
 # * **Reproduces:** seed 003 (*Visibility blind spots*): Tables IV–X and Figs. 2–8 on the model organisms, and
-#   the paper's claims in a closing observations table; its Table V follows from its Tables IX–X under the
+#   the paper's claims in a closing claims table; its Table V follows from its Tables IX–X under the
 #   definitions used here (`tests/test_visibility.py`).
 # * **You will learn:** where accuracy falls to chance on the metre axis, whether a model's confidence, its
 #   stated confidence or its abstain option fall with it, how calibration and error detection degrade, what an
@@ -76,7 +76,9 @@ progress: bool = True  # progress bars
 
 # %%
 P = visibility.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
-BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in P.models}
+BASE = {m: visibility.base_name(m) for m in P.models}  # a blind twin blind:NAME has the zoo metadata of NAME
+BEHAVIOUR = {m: (zoo.meta(b).get("behaviour", "") if b in zoo.names() else "") for m, b in BASE.items()}
+ROLE = {m: (zoo.meta(b).get("role", "") if b in zoo.names() else "evaluated") for m, b in BASE.items()}
 SKY_CAP = P.sky_depth_m if P.sky_depth_m > 0 else math.inf
 ARMS = {"fog_physical+box": "fog", "underwater+box": "water"}
 EXT = {"fog_physical_ext+box": "fog", "underwater_ext+box": "water"}
@@ -94,7 +96,7 @@ repro.seed_everything(P.seed)
 torch.set_num_threads(P.torch_threads)
 OUT = paths.results_dir(NB_ID)
 COLORS = figures.model_colors(P.models)
-print(f"models: {P.models}")
+print(f"models: {P.models}; controls: {[m for m in P.models if ROLE[m] == 'control'] or 'none'}")
 print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b) or "no control organism in the zoo "
                         "(no aware organism, no talker): the positive control and the verbal lens are not available"))
 
@@ -329,6 +331,32 @@ figures.save(fig, NB_ID, "fig4-blind-spot-width")
 plt.show()
 
 # %% [markdown]
+# ### W from fitted curves (the project's reading)
+#
+# The literal crossing reads two adjacent levels, so at a dozen scenes its interval spans about a decade.
+# Beside it, `visibility.wfit` fits every signal's curve over all levels at once, a logistic in
+# $x = \log_{10} V$ between a murky floor $a$ and the clean level $b$,
+# $p(x) = a + (b - a)\,\sigma(k(x - c))$ (binomial likelihood over every question, a weak prior on the
+# floor, the clean level and the steepness), and reads each crossing of the same mid-level off the fitted
+# curve; W is then seed 003's $\log_{10}(V_{\mathrm{acc}}/V_{\mathrm{aware}})$ of those crossings, with a
+# bootstrap over the same scene resamples. On simulated curves with a known W at this notebook's size it is
+# unbiased within 0.02 decades, its 95 % interval covers the true W in 95 % of runs, and it is less than half
+# as wide as the literal crossing's (`tests/test_wfit.py`). Crossings outside the sweep stay bounds ("≥", "<").
+
+# %%
+WFIT = visibility.wfit.wfit_table(CUBE, P.n_boot, repro.rng(NB_ID, "bootstrap", P.seed) if P.n_boot else None,
+                                  min_gap=P.min_gap, abstain_mid=P.abstain_mid)
+keys = ["model", "task", "arm", "signal"]
+side = SPOTS.merge(WFIT, on=keys, how="inner", suffixes=("", "_fit"))
+wcols = [c for c in side.columns if c.lower().startswith("w") and c not in keys]
+display(side[keys + wcols].round(3))
+both = side.dropna(subset=["W", "W_lo", "W_hi", "w", "w_lo", "w_hi"])
+both = both[(both["W_kind"] == "=") & (both["w_kind"] == "=")]
+print(f"{len(both)} signal curves with a point W by both methods: median interval width "
+      f"{float((both['W_hi'] - both['W_lo']).median()):.2f} decades fitted, "
+      f"{float((both['w_hi'] - both['w_lo']).median()):.2f} literal")
+
+# %% [markdown]
 # ## Calibration and error detection per level (Fig. 5)
 #
 # The **expected calibration error** with 10 equal-width bins, $\mathrm{ECE} = \sum_b \frac{n_b}{N}\,
@@ -353,7 +381,7 @@ plt.show()
 # probe images for each arm and level, mean over the three channels): the visibility V also fogs the sky
 # (80 m away by default), so plotting against the object's own $t$ separates "the object is hidden" from "the
 # sky turned grey". The sky-only control changes nothing but the sky, veiled completely: where its accuracy
-# (Table VIII, and a row of the observations) is far below the clean accuracy, a model reacts to the grey sky,
+# (Table VIII, and a construction row of the claims) is far below the clean accuracy, a model reacts to the grey sky,
 # not to the object; with the sky infinitely far (`sky_depth_m = 0`) any fog at any V veils it, and V_acc
 # would measure that cue.
 
@@ -428,19 +456,33 @@ table_8 = visibility.controls_table(summ, shuf, summ_verbal, P.models, sky_only=
 display(table_8.round(2))
 
 # %% [markdown]
-# ## Observations
+# ## Claims
 #
 # Each claim of the paper's abstract and tables as a row, on the task and arm the paper makes it for, checked
-# by `vlmrobust.analysis.visibility.claims` (rule and region in the `check` column). A row **holds** when
-# its 95 % bootstrap interval (over scenes, seeded; the cube's rows with the resamples of the blind-spot
-# table) lies inside the region taken from the paper, **fails** when it lies wholly outside, and is empty
-# (undecided) when it straddles an edge or the run lacks the data, which `measured` then names. A claim made
-# "for some model" is a share of models with its interval. The controls are judged by what they are built
-# to do: `aware` abstains where its object's transmittance is below 0.05, so its V_aware must meet the V at
-# which half the objects cross that threshold; the error-aware organism `aware-err`, trained to abstain exactly
-# where its own answer would be wrong, must show $|W_{\mathrm{abstain}}| \le 0.1$. The learned abstainer
-# `abstainer` is judged by nothing: it was offered the abstain option in training only on grey and noise images,
-# so its abstain curve under fog (Fig. 3, Table V) is a measurement of what it generalised, whatever it is.
+# by `vlmrobust.analysis.visibility.claims`. A row names its **subject** (the organisms it was tried on), its
+# **null** (what the claim being false looks like) and its **test** (a 95 % bootstrap interval over scenes, the
+# cube's rows with the resamples of the blind-spot table, against a region from the paper). The verdict is
+# *reproduced* when the interval lies inside the region, *not reproduced* when wholly outside, *undecided* when
+# it straddles an edge (the `decide` column then says what would decide it), *no subject* when no organism has
+# the property the claim is about (`measured` names it), and *by construction* when the row holds because of
+# how an organism was built. Each rule says "reproduced" on at most 5 % of draws from its null at this
+# notebook's default size (`vlmrobust.analysis.visibility.rules`, checked by `tests/test_rules.py`).
+#
+# **Subjects.** Paper rows use the evaluated organisms whose accuracy falls with V (a model that cannot see,
+# such as a blind twin `blind:NAME`, answers every image alike, and "accuracy unchanged" would hold for it
+# without any vision). A model is *confident* when its clean mean internal confidence is at least 0.8, and
+# *under-confident* when its clean internal confidence lies below its clean accuracy (the paper's SmolVLM2:
+# accuracy 0.85, confidence far lower), so a model below 0.8 but calibrated is neither. The abstain rows use
+# the models that take the abstain option at all (blank-image abstain rate at least 0.5). Seed 003's W is
+# mostly a bound: a bound at or above 0.79 is the paper's own "at least 0.79"; a bound below it is undecided,
+# and only a sweep reaching murkier air would decide it.
+#
+# **Construction rows** are about the controls, built to behave a given way, never pooled into a paper row:
+# `aware` abstains where its object's transmittance is below 0.05, so its V_aware must meet the V at which half
+# the objects cross that threshold; the error-aware organism `aware-err`, trained to abstain exactly where its
+# own answer would be wrong, must show $|W_{\mathrm{abstain}}| \le 0.1$; the learned abstainer `abstainer` is
+# judged by nothing under fog (it was offered the abstain option in training only on grey and noise images).
+# The `controls` variant (`params/06_visibility_blind_spots/controls.yaml`) runs them on 100 scenes.
 
 # %%
 COND = visibility.condition_means(visibility.control_rows(PRED, ITEMS, PRED_SHUF, SHUFFLED, internal=P.internal),
@@ -451,8 +493,8 @@ WORD = visibility.condition_means(visibility.wording_rows(T6, T6_ITEMS), P.n_boo
 claims = visibility.claims_table(
     CUBE, SPOTS, n_boot=P.n_boot, boot_rng=repro.rng(NB_ID, "bootstrap", P.seed), per7=PER7, cond=COND, wordings=WORD,
     long=LONG, distances=META.groupby("scene")["target_distance_m"].first().to_dict(), behaviours=BEHAVIOUR,
-    rng=repro.rng(NB_ID, "observations", P.seed), models=P.models, min_gap=P.min_gap, abstain_mid=P.abstain_mid,
-    murky_m=P.murky_m)
+    roles=ROLE, rng=repro.rng(NB_ID, "observations", P.seed), models=P.models, min_gap=P.min_gap,
+    abstain_mid=P.abstain_mid, murky_m=P.murky_m)
 with pd.option_context("display.max_colwidth", 400):
     display(claims)
 
@@ -463,7 +505,7 @@ with pd.option_context("display.max_colwidth", 400):
 # shuffled and Table VI rows), the long signal table (`signals.parquet`), Tables IV–X (`table_4.csv` ...
 # `table_9_10.csv`), the blind-spot table with intervals and flags (`blind_spots.csv`), calibration per level
 # (`calibration_by_level.csv`, `reliability_fig5.csv`), accuracy against the object's transmittance, Table VII
-# per image, the observations and an environment snapshot.
+# per image, the claims table (`claims.csv`) and an environment snapshot.
 
 # %%
 pd.concat([ALL, PRED_SHUF], ignore_index=True).to_parquet(OUT / "predictions.parquet", index=False)
@@ -471,6 +513,7 @@ LONG.to_parquet(OUT / "signals.parquet", index=False)
 tables_9_10.to_csv(OUT / "table_9_10.csv", index=False, float_format="%.6g")
 table_4.to_csv(OUT / "table_4.csv", index=False, float_format="%.6g")
 SPOTS.to_csv(OUT / "blind_spots.csv", index=False, float_format="%.6g")
+WFIT.to_csv(OUT / "blind_spots_fitted.csv", index=False, float_format="%.6g")
 table_5.to_csv(OUT / "table_5.csv", index=False)
 table_6.to_csv(OUT / "table_6.csv", index=False, float_format="%.6g")
 table_7.to_csv(OUT / "table_7.csv", index=False, float_format="%.6g")
@@ -479,7 +522,7 @@ table_8.to_csv(OUT / "table_8.csv", index=False, float_format="%.6g")
 CAL.to_csv(OUT / "calibration_by_level.csv", index=False, float_format="%.6g")
 REL.to_csv(OUT / "reliability_fig5.csv", index=False, float_format="%.6g")
 ACC_T.to_csv(OUT / "accuracy_vs_transmittance.csv", index=False, float_format="%.6g")
-claims.to_csv(OUT / "observations.csv", index=False)
+claims.to_csv(OUT / "claims.csv", index=False)
 (OUT / "scenes.json").write_text(json.dumps({"n_scenes": len(SCENES_RAW), "source": P.items_source,
                                              "depth": "exact" if PROVIDER is None else PROVIDER.name,
                                              "sky_depth_m": None if math.isinf(SKY_CAP) else SKY_CAP,

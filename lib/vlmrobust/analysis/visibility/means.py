@@ -1,14 +1,13 @@
-"""Per-scene condition means for notebook 06's observation rows, and their bootstrap replicates.
+"""Per-scene condition means for notebook 06's claim rows, and their bootstrap replicates.
 
 Every row of :mod:`vlmrobust.analysis.visibility.claims` compares a
 statistic's 95 % bootstrap interval (over scenes, seeded) with an acceptance
-region ``[low, high]`` taken from seed 003 (or from the issue, for the testbed's
+region ``[low, high]`` taken from seed 003 (or from the testbed's design, for its
 controls), by the decision rule every analysis shares:
-:func:`vlmrobust.stats.claims.verdict` (holds when the interval lies inside
-the region, fails when wholly outside, undecided otherwise) and
+:func:`vlmrobust.stats.claims.verdict` (``reproduced`` when the interval lies inside
+the region, ``not reproduced`` when wholly outside, ``undecided`` otherwise) and
 :func:`~vlmrobust.stats.claims.combine` (a claim made for several models or
-cells holds when every part holds, fails when any part fails). A "some instance"
-claim is a share of models with its own bootstrap interval.
+cells is reproduced when every part is, not reproduced when any part is not).
 
 :class:`ConditionMeans` holds the per-scene means of conditions outside the
 visibility arms (ImageNet-C fog, blank, shuffled and sky-only images, clean) and
@@ -35,6 +34,7 @@ class ConditionMeans:
     keys: pd.DataFrame
     point: np.ndarray
     reps: np.ndarray
+    n_scenes: int = 0
 
     def find(self, model: str, task: str, perturbation: str, signal: str, level: int | None = None) -> int | None:
         k = self.keys
@@ -90,4 +90,4 @@ def condition_means(rows: pd.DataFrame, n_boot: int, rng: np.random.Generator) -
             reps = replicate_sums(w, sums) / replicate_sums(w, counts)
         else:
             reps = np.empty((0, len(keys)))
-    return ConditionMeans(keys, point, reps)
+    return ConditionMeans(keys, point, reps, len(scenes))
