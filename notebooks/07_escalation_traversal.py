@@ -15,8 +15,8 @@
 # synthetic world's exact geometry which failures removed the evidence and which misread it.
 #
 # * **Reproduces:** seed 001 (BRUCE), §II-D–II-H (RCI, T-RCI, the weighting ablation, the failure taxonomy),
-#   Table I (and the bound its RCI column obeys), Figs. 3, 4/8, 5, 6 and 7, and the observations O1, O4, O6,
-#   O8, O9, S1, S3, §V and §VI, each with an interval or a null.
+#   Table I (and the bound its RCI column obeys), Figs. 3, 4/8, 5, 6 and 7, and the claims O1, O4, O6, O8, O9,
+#   S1, S3, §V and §VI, each a test against a stated null.
 # * **You will learn:** what each of RCI's and T-RCI's terms measures and where the paper's definitions
 #   leave cases open; why the fill of a traversal matters as much as what it removes; that one T-RCI term is
 #   the same constant for every model (so removing it cannot change the models' ranking, though it changes
@@ -83,6 +83,7 @@ SHARE = dict(zip(levels, (esc.TRAVERSAL_SHARES[lv - 1] for lv in levels), strict
 UNIT = ("model", "group")
 SWEEP = dict(seed=seed, batch_size=batch_size, torch_threads=torch_threads)
 COLORS = figures.model_colors(P.models)
+PAPER = escalation.paper_models(P.models)  # the paper's claims are tried on these (the zoo's controls left out)
 repro.seed_everything(seed)
 torch.set_num_threads(torch_threads)
 OUT = paths.results_dir(NB_ID)
@@ -390,20 +391,22 @@ if len(g_items):
     cells_g = escalation.cell_stats(pg, ("model",), perturbations=list(TRAV.values()))
     states_g = escalation.trci_states(cells_g, TRAV, fail=P.fail_reading, eps=P.epsilon)
     ev_g = EV[EV.item_id.isin(g_items) & EV.perturbation.isin(TRAV.values())]
-    gt_check = escalation.check_bottomup_hurts_more(states_g, ev_g)
+    gt_check = escalation.check_bottomup_hurts_more(pg[pg.model.isin(PAPER)], ev_g, TRAV, P.n_boot,
+                                                    repro.rng("07.ground", P.seed), P.ci)
     display(states_g.pivot_table(index="model", columns=["direction", "level"], values="A", observed=True).round(2))
     by_ev = escalation.accuracy_by_evidence(pg[pg.perturbation.isin(TRAV.values())], ev_g)
     display(by_ev.round(3))
     display(ev_g.groupby(["direction", "level"]).target_removed.mean().unstack().round(3)
             .rename_axis(columns="mean share of the target's box removed, by level"))
-    print(f"{gt_check.check}\n  -> {gt_check.measured}\n  -> holds: {gt_check.reproduced}")
+    print(f"{gt_check.test}\n  -> {gt_check.measured}\n  -> {gt_check.verdict}")
     intact = by_ev["intact"].dropna() if "intact" in by_ev else by_ev.iloc[:0, 0]
     if {"TD", "BU"} <= set(intact.index):
         print(f"with the evidence intact, accuracy is {intact['TD']:.3f} under top-down and {intact['BU']:.3f} under "
               f"bottom-up (clean {pg[pg.perturbation == 'clean'].correct.mean():.3f}): what the {P.fill!r} band costs "
               "by itself differs by where it lies, and that difference is part of any comparison of directions")
 else:
-    gt_check = escalation.check_bottomup_hurts_more(states.iloc[:0], EV.iloc[:0])
+    gt_check = escalation.check_bottomup_hurts_more(pred.iloc[:0], EV.iloc[:0], TRAV, P.n_boot,
+                                                    repro.rng("07.ground", P.seed), P.ci)
     print("no ground-plane scene among the items: the ground-truth check is skipped")
 
 # %% [markdown]
@@ -464,11 +467,14 @@ print(f"model level: Spearman rho (equal, no-spatial) = {rho_trci.loc['equal', '
       f"largest residual of T_equal − (4/5 T_no-spatial + offset): {max_resid:.1e}")
 RUN = dict(unit=UNIT, rci_weights=P.rci_weights, trci_weights=P.trci_weights, fail=P.fail_reading, eps=P.epsilon,
            stable_min=P.stable_min, severe_below=P.severe_below, tol=P.monotone_tol, **fw)
-point = escalation.run_tables(pred, P.ladders, TRAV, **RUN)
-boot = escalation.item_bootstrap(pred, lambda p: escalation.run_tables(p, P.ladders, TRAV, **RUN), P.n_boot, P.seed)
+pred_paper = pred[pred.model.isin(PAPER)]  # the claims' subjects
+point = escalation.run_tables(pred_paper, P.ladders, TRAV, **RUN)
+boot = escalation.item_bootstrap(pred_paper, lambda p: escalation.run_tables(p, P.ladders, TRAV, **RUN), P.n_boot,
+                                 P.seed)
 rho_state = escalation.interval(escalation.rho_per_state, point, boot, P.ci)
-print(f"per state: Spearman rho = {rho_state[0]:.4f} [{rho_state[1]:.4f}, {rho_state[2]:.4f}] ({P.ci:.0%}), "
-      f"n = {len(point.states)} (paper ≈ 0.95)")
+print(f"per state: Spearman rho = {rho_state[0]:.4f}, percentile interval of the resamples [{rho_state[1]:.4f}, "
+      f"{rho_state[2]:.4f}] ({P.ci:.0%}), n = {len(point.states)} (paper ≈ 0.95); the claims table corrects it for "
+      "the question noise both terms carry")
 fig = escalation.figures.rank_correlation_heatmaps(rho_rci, rho_trci)
 figures.save(fig, NB_ID, "weighting-ablation-rank-correlations")
 plt.show()
@@ -495,24 +501,40 @@ if len(ex_w):
     plt.show()
 
 # %% [markdown]
-# ## The paper's observations, checked on these models
+# ## The paper's claims, tested on these models
 #
-# Each observation is a check with numbers (`vlmrobust.analysis.escalation.claims` and `.observations`; its rule is
-# in the `check` column, the thresholds are parameters). A claim about *some* instance is the **share** of instances
-# with a bootstrap interval over the questions (`n_boot` resamples, seeded; each drawn copy of a question counts as
-# a question of its own), and holds when the interval lies above the null named in the rule; the dataset dependence
-# is tested against permutations of the questions' group labels. The model-level ablation row holds by
-# construction and is not counted (`reproduced` empty). They are read on the organisms at hand: a check that fails
-# says these models do not show the pattern, not that the paper is wrong. The last row is not a claim of the paper
-# but the ground-truth check of the synthetic world.
+# One table (`vlmrobust.analysis.escalation.claims`): per claim the paper's words, the **subject** (the evaluated
+# models; the zoo's controls never enter a paper claim), the **null** (what the claim being false looks like), the
+# **test**, the statistic with its interval and a **verdict** (reproduced, not reproduced, undecided, by construction,
+# no subject; an undecided row says the size that would decide it). Every rule is a pure function of arrays
+# (`escalation.decide`) that `escalation.rules` also applies to data drawn from its null at this notebook's default
+# size: it says "reproduced" on at most 5 % of those draws (`python -m vlmrobust.analysis.rules --only 07`).
+#
+# * Claims about *some* instance (a pair of units at similar accuracy, a unit whose directions differ, a model that
+#   crop hurts more, a rising curve) are decided **per instance**: the difference has a paired interval (both sides
+#   recomputed on the same resampled questions, `n_boot` of them), Bonferroni-adjusted over the instances, with
+#   Student's t on the questions of the smallest group. Their null is *equal units*: two halves of one model's
+#   questions differ by the 0.05 gap in a quarter to a third of pairs by noise alone, so a share of pairs above a
+#   gap is no test. "Distinct mechanisms" needs a pair of units ordered one way by RCI and the other by T-RCI, both
+#   orders decided: two noisy copies of one ranking give none.
+# * The dataset dependence is a permutation test of the questions' group labels; the correlations of §II-F are
+#   corrected for the question noise that both scores carry (it pushes them towards 1) and compared with 0.9, the
+#   edge of "nearly identical".
+# * Intervals are $\hat\theta \pm t\,\widehat{se}$ and contain their estimates (the percentile interval of a
+#   thresholded share does not: resampling the questions shifts such a share away from its estimate).
+#
+# A row that is not reproduced says these models do not show the pattern at this size, not that the paper is wrong.
+# The last row, in the construction section, is not a claim of the paper but the ground truth of the synthetic world.
 
 # %%
-perms = escalation.group_permutations(pred, lambda p: escalation.run_tables(p, P.ladders, TRAV, full=False, **RUN),
-                                      P.n_boot, P.seed) if pred.group.nunique() > 1 else []
+perms = escalation.group_permutations(
+    pred_paper, lambda p: escalation.run_tables(p, P.ladders, TRAV, full=False, **RUN), P.n_boot, P.seed
+) if pred_paper.group.nunique() > 1 else []
 claims = escalation.claims_table(
-    point, boot, perms, regimes[regimes.kind == "traversal"], warn, float(rho_trci.loc["equal", "no-spatial"]),
-    max_resid, acc_tol=P.acc_tol, index_gap=P.index_gap, direction_gap=P.direction_gap, monotone_tol=P.monotone_tol,
-    latent_rng=repro.rng("07.latent", P.seed), ci=P.ci, extra=[gt_check])
+    point, boot, perms, warn[warn.model.isin(PAPER)], float(rho_trci.loc["equal", "no-spatial"]), max_resid,
+    acc_tol=P.acc_tol, index_gap=P.index_gap, direction_gap=P.direction_gap, monotone_tol=P.monotone_tol,
+    latent_rng=repro.rng("07.latent", P.seed), ci=P.ci, unit_questions=int(items.group.value_counts().min()),
+    extra=[gt_check])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -521,7 +543,7 @@ with pd.option_context("display.max_colwidth", None):
 #
 # Written to `results/07_escalation_traversal/`: the predictions of this notebook's sweep (parquet), the RCI cells
 # with their terms, the T-RCI states and directions, Table I, the fragility regimes, the evidence record, the
-# classified failures, the ablation scores and rank correlations, the early warnings and the observations (CSV).
+# classified failures, the ablation scores and rank correlations, the early warnings and the claims (CSV).
 
 # %%
 pred.to_parquet(OUT / "predictions.parquet", index=False)
@@ -530,7 +552,7 @@ for name, df in {"rci_cells": rci, "trci_states": tres.states, "trci_directions"
                  "failures": classified.drop(columns=[c for c in ("probs", "logits") if c in classified]),
                  "ablation_scores": abl, "rank_correlations_rci": rho_rci.reset_index(names="scheme"),
                  "rank_correlations_trci": rho_trci.reset_index(names="scheme"), "early_warnings": warn,
-                 "fill_comparison": fill_table, "table1_bound": run_res, "observations": claims}.items():
+                 "fill_comparison": fill_table, "table1_bound": run_res, "claims": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))

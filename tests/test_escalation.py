@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from vlmrobust.analysis.escalation import ablation as AB
-from vlmrobust.analysis.escalation import claims as CH
 from vlmrobust.analysis.escalation import fragility as F
 from vlmrobust.analysis.escalation import indices as X
 from vlmrobust.stats import calibration
@@ -363,23 +362,7 @@ def test_latent_instability_and_early_warnings():
     assert s.n_traj.iloc[0] == 2 and s.n_flip.iloc[0] == 1 and s.share_warned.iloc[0] == 1.0
 
 
-# --------------------------------------------------------------------------- the observation checks
-
-
-def test_checks_of_regimes_and_monotonicity():
-    mixed = F.curve_regimes(curves_of({"a": [0.8, 0.8, 0.7], "b": [0.8, 0.5, 0.55], "c": [0.8, 0.3, 0.2]}))
-    assert CH.obs_three_regimes(mixed).reproduced is True
-    flat = F.curve_regimes(curves_of({"a": [0.8, 0.8, 0.7], "c": [0.8, 0.3, 0.2]}))
-    assert CH.obs_three_regimes(flat).reproduced is False
-
-
-def test_check_bottomup_hurts_more():
-    st = pd.DataFrame({"model": ["a", "a", "b", "b"], "direction": ["TD", "BU", "TD", "BU"], "A": [0.6, 0.4, 0.7, 0.5]})
-    ev = pd.DataFrame({"direction": ["TD", "BU"], "target_removed": [0.1, 0.5]})
-    assert CH.check_bottomup_hurts_more(st, ev).reproduced is True
-    assert CH.check_bottomup_hurts_more(st.assign(A=[0.4, 0.6, 0.7, 0.5]), ev).reproduced is False
-    assert CH.check_bottomup_hurts_more(st, ev.assign(target_removed=[0.5, 0.1])).reproduced is False
-    assert CH.check_bottomup_hurts_more(st[st.direction == "TD"], ev).reproduced is None
+# (the claims' regimes and the ground-truth check: tests/test_escalation_observations.py)
 
 
 def test_pareto_front_marks_the_undominated_points():

@@ -9,7 +9,8 @@
 * :mod:`.taxonomy` — the failure taxonomy (§II-H, §VII);
 * :mod:`.paper_table` — the paper's Table I as printed and the bound RCI_mu >= 0.3 (1 - A_CR) it obeys;
 * :mod:`.replicates` — the run's tables on resampled questions and permuted groups (intervals and nulls);
-* :mod:`.claims` and :mod:`.claims` — the paper's observations checked on a run;
+* :mod:`.claims` — the paper's claims as calibrated tests on a run (the claims table); :mod:`.decide` — their
+  decision rules, pure functions of arrays; :mod:`.rules` — each rule against its null by simulation;
 * :mod:`.figures` — the notebook's figures (Figs. 3–8, the fill figures and the heatmaps), from its small tables.
 
 The package is the notebook's one import: :class:`Params` checks its parameters in one call, the
@@ -21,7 +22,7 @@ functions and constants it uses are re-exported here flat (``escalation.cell_sta
 from . import figures
 from .ablation import ablation_scores, affine_residual, rank_correlations, spatial_table
 from .cells import cell_stats
-from .claims import accuracy_by_evidence, check_bottomup_hurts_more, claims_table, rho_per_state
+from .claims import accuracy_by_evidence, check_bottomup_hurts_more, claims_table, paper_models, rho_per_state
 from .exercises import exercise_07_1, exercise_07_2, exercise_07_3
 from .fragility import (
     curve_regimes,
@@ -47,7 +48,8 @@ __all__ = [
     "affine_residual", "bound_fit", "bound_residuals", "cell_stats", "check_bottomup_hurts_more", "claims_table",
     "classify", "curve_regimes", "early_warnings", "escalation_predictions", "evidence_lost_share", "failures",
     "fill_comparison", "fragility_curves", "group_permutations", "interval", "item_bootstrap", "items_mean_colour",
-    "latent_instability", "rank_correlations", "rci", "rci_notes", "regime_counts", "rho_per_state", "rung_images",
+    "latent_instability", "paper_models", "rank_correlations", "rci", "rci_notes", "regime_counts", "rho_per_state",
+    "rung_images",
     "run_tables", "spatial_table", "table_i", "taxonomy_counts", "trci", "trci_states", "warning_examples",
     "warning_summary",
     "exercise_07_1",

@@ -88,8 +88,10 @@ def rank_correlations(scores: pd.DataFrame, prefix: str) -> pd.DataFrame:
     if len(x) < 3:
         return pd.DataFrame(np.nan, index=names, columns=names)
     rho = spearmanr(x.to_numpy()).statistic
-    if np.ndim(rho) == 0:  # two schemes: scipy returns the one coefficient
-        rho = np.array([[1.0, rho], [rho, 1.0]])
+    if np.ndim(rho) == 0:  # two schemes, or a constant column: scipy returns one coefficient; pair by pair
+        v = x.to_numpy()
+        rho = np.array([[1.0 if i == j else spearmanr(v[:, i], v[:, j]).statistic for j in range(len(cols))]
+                        for i in range(len(cols))])
     return pd.DataFrame(rho, index=names, columns=names)
 
 

@@ -6,7 +6,9 @@ predictions; :func:`item_bootstrap` recomputes them on ``n_boot`` resamples of t
 replacement, the same questions for every model and condition, each drawn copy a question of its own;
 one :func:`vlmrobust.repro.rng` stream, never global state); :func:`group_permutations` recomputes them
 with the questions' group labels permuted (the null of "robustness depends on the dataset").
-A statistic's interval is the percentile interval of its replicates (:func:`interval`).
+:func:`interval` gives the percentile interval of a statistic's replicates, for display; the claims table
+uses the intervals of :mod:`.decide` (``estimate ± t·se``), which contain their estimates where a percentile
+interval of a thresholded share does not.
 """
 
 from __future__ import annotations
