@@ -15,9 +15,9 @@
 #
 # * **Builds on:** seeds 000 (RAS, R_c / R_w, Table II), 001 (RCI_μ and T-RCI, Table I), 002 (drift against
 #   control drift, Table 4) and 003 (W, Table V), plus two read-outs the common harnesses report and none of the
-#   papers gives: ImageNet-C's **mCE** against a reference model, and the **answer-order control**.
-# * **You will learn:** how to read a model through all four lenses at once, why a card needs intervals, and how
-#   little a rank correlation over a dozen models can say.
+#   papers gives: ImageNet-C's **mCE** against a reference model, and the **answer-order control** (CircularEval).
+# * **You will learn:** how to read a model through all four lenses at once, why a card needs intervals (and
+#   sometimes refuses a number), and how little a rank correlation over a handful of models can say.
 
 # %%
 import matplotlib.pyplot as plt
@@ -48,7 +48,7 @@ depth_provider: str = "exact"  # fog and water depth: exact (synthetic world), p
 depth_model: str = ""  # metric depth model of the pipeline provider (hub id or folder)
 depth_fov_deg: float = 60.0  # horizontal field of view assumed for real images (planar to ray depth)
 plane_m: float = 10.0  # distance of the constant-plane depth in metres
-n_orders: int = 2  # permuted option orders per question (the answer-order control)
+n_orders: int = 3  # rotations of the options per question (the answer-order control; 3: every rotation of 4)
 method: str = "default"  # scoring method: default (each model's own), letter or loglik
 drift_regime: str = "ans_mcq_free"  # probe regime of the drift read-out (seed 002's Table 4 regime)
 n_control: int = 300  # random pairs of unrelated items for the control drift
@@ -77,23 +77,24 @@ SWEEP = dict(methods=None if P.method == "default" else [P.method], batch_size=P
              dtype=P.dtype or None)
 PROVIDER = None if P.depth_provider == "exact" else depth.make_provider(
     P.depth_provider, model=P.depth_model, fov_deg=P.depth_fov_deg, plane_m=P.plane_m, device=P.device)
-BEHAVIOUR = {m: (zoo.meta(m).get("behaviour", "") if m in zoo.names() else "") for m in P.models}
+BEHAVIOUR = card.behaviours(P.models)  # zoo behaviour of each model (a blind twin reads its organism's)
+EVALUATED = card.evaluated(P.models)  # the claims' subject: evaluated organisms only, never the controls
 COLORS = figures.model_colors(P.models)
 OUT = paths.results_dir(NB_ID)
 repro.seed_everything(P.seed)
-print(f"{len(P.models)} models, reference {P.reference}; {sum(len(v) for v in CONDITIONS.values())} corrupted "
-      f"conditions; {P.n_orders} option orders")
+print(f"{len(P.models)} models ({len(EVALUATED)} evaluated), reference {P.reference}; "
+      f"{sum(len(v) for v in CONDITIONS.values())} corrupted conditions; up to {P.n_orders} rotations of the options")
 
 # %% [markdown]
 # ## One sweep
 #
 # Every lens reads the same forwards: the items under the ImageNet-C corruptions (RAS, mCE, drift), BRUCE's four
 # escalation ladders and four directional traversals (RCI, T-RCI), physical fog and water at the visibility
-# levels (W), and the clean images with the options permuted (the answer-order control). The hidden states of
+# levels (W), and the clean images with the options rotated (the answer-order control). The hidden states of
 # seed 002's probe regimes ride on the scoring forwards of the same sweep, so drift is measured on exactly the
 # images RAS scores. Two small item variants join it: each question with seed 003's abstain option appended
 # (scored clean and at the visibility levels, for W of the abstain signal), and each question in `n_orders`
-# other option orders (scored clean). All rows come through `vlmrobust.sweep.predictions`, the shared shard
+# rotations of its options (scored clean). All rows come through `vlmrobust.sweep.predictions`, the shared shard
 # cache (`vlmrobust.analysis.card.inputs` documents the choices). The probes ride on the clean and ImageNet-C
 # forwards, where drift is read; the other conditions are scored without their extra forwards.
 #
@@ -120,14 +121,22 @@ display(pd.DataFrame(INP.summary).T[["shards", "done", "cached", "rows", "second
 #   and the **overconfidence share**: the first penalty's sum over both penalties' (the card's reading);
 # * **mCE** (Hendrycks & Dietterich 2019): $\mathrm{CE}_c = \sum_s E_{s,c} / \sum_s E^{\mathrm{ref}}_{s,c}$ averaged
 #   over corruptions, and **relative mCE** on $E_{s,c} - E_{\mathrm{clean}}$; the reference model has 1 by
-#   construction;
+#   construction. Whether the reference degrades under a corruption is decided on its error counts, and relative
+#   mCE is **refused** (n/a, with the reason below the table) when fewer than `MIN_RCE_CORRUPTIONS` corruptions
+#   degrade the reference: a "mean" over one corruption is that corruption's ratio;
 # * **RCI_μ** and **T-RCI** (seed 001, Table I) with the model as the unit;
 # * **drift** of the ImageNet-C conditions as a percentage of the model's mean control distance (seed 002,
 #   Table 4's "any" row, cosine distance, regime `drift_regime`);
 # * **W** of the internal confidence and of the abstain option, fog and water (seed 003, Table V), the questions
 #   pooled into one task whose chance is the mean $1/K$;
-# * **ECE** of the clean answers (10 bins), and the **answer-order flip rate**: the share of permuted questions
-#   whose chosen *content* changes (the position rate: it kept the position while the content there changed).
+# * **ECE** of the clean answers (10 bins) beside its **null**, the mean ECE of a perfectly calibrated model with
+#   the same confidences (outcomes drawn $\sim \mathrm{Bernoulli}(\text{confidence})$, the grey tick on the
+#   cards); refused below `MIN_ECE_ITEMS` items, where that null alone is 0.1 to 0.2;
+# * the **answer order** over rotations of the options (rotation $k$ shows option $(j + k) \bmod K$ at position
+#   $j$, so every option moves): **CircularEval accuracy** (MMBench: an item counts only if answered right in the
+#   given order and in every rotation), the **flip rate** (the chosen *content* changes) and the **position rate**
+#   (over pairs where the content at the clean answer's position changed, the answer kept the position). A model
+#   that always answers "A" has flip and position rates 1 and CircularEval accuracy 0.
 
 # %%
 CARD, LENS = card.card_table(INP, reference=P.reference, imagenet_c=P.imagenet_c, traversals=TRAV,
@@ -138,13 +147,20 @@ TABLE = LONG.assign(text=[interval_text(v, lo, hi) for v, lo, hi in zip(LONG.val
                                                                                    strict=True)])
 with pd.option_context("display.max_columns", None, "display.width", 250):
     display(TABLE.pivot(index="model", columns="label", values="text")[list(dict.fromkeys(TABLE.label))])
+REFUSED = LONG[LONG.note != ""][["readout", "note"]].drop_duplicates()
+print(f"relative mCE needs {card.MIN_RCE_CORRUPTIONS} corruptions that degrade the reference, ECE "
+      f"{card.MIN_ECE_ITEMS} items; refused on this run:" if len(REFUSED) else "no read-out refused on this run")
+with pd.option_context("display.max_colwidth", None):
+    display(REFUSED.groupby("readout", sort=False)["note"].agg(lambda n: "; ".join(dict.fromkeys(n))).to_frame())
 
 # %% [markdown]
 # ## The cards
 #
 # One row per model, one panel per read-out, the same row order in every panel: read a model's card across, or
-# one lens down. The reference model of mCE is outlined; W "n/a" means its crossing is undefined (the clean value
-# is too close to chance).
+# one lens down. The reference model of mCE is outlined; "n/a" marks a value the card cannot define (a W whose
+# clean value is too close to chance) or refuses (relative mCE, ECE: the reasons printed above). The grey ticks on
+# the ECE panel are the calibrated model's ECE: a model's ECE means something only where it stands clear of its
+# tick. Ratios are drawn up to 10.
 
 # %%
 fig = card.figures.cards_figure(LONG, P.models, COLORS, reference=P.reference)
@@ -154,29 +170,40 @@ plt.show()
 # %% [markdown]
 # ## Do the lenses agree?
 #
-# Four comparisons across models, each in a direction stated before the run (`MODEL_PAIRS`): drift against RAS
-# loss ($-$RAS), W of the internal confidence under fog against the overconfidence share of RAS, RCI_μ against
-# mCE, and the answer-order flip rate against RAS loss; and across corruptions, drift against RAS loss. Each is
-# Spearman's ρ with a percentile interval from resampled models (or corruptions). A pair **agrees** when the
-# interval lies above 0, **disagrees** when wholly below, and is undecided otherwise; with a dozen models an
-# undecided row is the honest outcome, not a difference between the lenses.
+# Four comparisons across the **evaluated** models (the controls, built to behave a given way, stay out), each in a
+# direction stated before the run (`MODEL_PAIRS`): drift against RAS loss ($-$RAS), W of the internal confidence
+# under fog against the overconfidence share of RAS, RCI_μ against mCE, and the answer-order flip rate against RAS
+# loss; and across corruptions, drift against RAS loss. The claim being false is two **unrelated rankings**, so
+# Spearman's ρ is tested against its permutation distribution at the run's number of units (two-sided 5 %): the
+# lenses **agree** when ρ lies in the upper 2.5 % tail in the stated direction, **disagree** in the opposite tail,
+# and the row is undecided otherwise. The bar to clear falls only as $1.96/\sqrt{n-1}$: about 0.79 with 7
+# models, 0.59 with 12, so a dozen models decide only when $|\rho| \gtrsim 0.6$. Below `MIN_UNITS` units (6)
+# the card does not decide at all: with 5 corruptions only a perfect ranking clears the test, and one swap of
+# neighbours would undo it. The interval beside ρ (resampled units) is for reading; the test is the permutation.
 
 # %%
-CONDS = card.condition_lenses(INP.pred, INP.probes, P.imagenet_c, regime=P.drift_regime)
+CONDS = card.condition_lenses(INP.pred, INP.probes, P.imagenet_c, regime=P.drift_regime, models=EVALUATED)
 AGREE = card.model_agreement(CARD, CONDS, n_boot=P.n_boot, rng_models=repro.rng(NB_ID, "agree-models", P.seed),
-                             rng_conditions=repro.rng(NB_ID, "agree-conditions", P.seed), ci=P.ci)
-display(AGREE.round(3))
+                             rng_conditions=repro.rng(NB_ID, "agree-conditions", P.seed), ci=P.ci, models=EVALUATED)
+display(AGREE.drop(columns="units").round(3))
+for r in AGREE.itertuples():
+    bar = f"decides at |ρ| ≥ {r.crit:.2f}" if r.crit == r.crit else \
+        f"cannot decide (fewer than {card.MIN_UNITS} units, or a constant read-out)"
+    print(f"{r.x} vs {r.y} across {r.n_units} {r.across}: ρ {r.rho:+.2f}; {bar}: {r.verdict}")
 LABELS = {k: v[0] for k, v in card.READOUTS.items()} | {"ras_loss": "RAS loss (-RAS)"}
 fig = card.figures.agreement_figure(card.with_losses(CARD), AGREE, COLORS, LABELS)
 figures.save(fig, NB_ID, "lens-agreement")
 plt.show()
 
 # %% [markdown]
-# ## Observations
+# ## Claims
 #
-# The agreement rows, and a **construction check**: the error-aware control (`aware-err`, trained to pick the
-# abstain option exactly where its own answer would be wrong) should have the smallest abstain blind spot. That
-# row tests the card's W, not a claim about models, and is never counted as a finding.
+# The agreement rows (subject: the evaluated models; null: unrelated rankings; test: the permutation test above),
+# and a **construction check**: the error-aware control (`aware-err`, trained to pick the abstain option exactly
+# where its own answer would be wrong) should have the smallest abstain blind spot. That row tests the card's W,
+# not a claim about models: when it holds its verdict is "by construction", never counted as a finding. Undecided
+# rows say in `decide` how many models (or corruptions) would decide them. Run with the blind twins of the
+# evaluated organisms (`make run NB=08_reliability_card P=blind`), no row is reproduced.
 
 # %%
 claims = card.claims_table(AGREE, CARD, BEHAVIOUR)
@@ -188,11 +215,11 @@ with pd.option_context("display.max_colwidth", None):
 #
 # Written to `results/08_reliability_card/`: the card (one row per model, every read-out with its interval), the
 # blind-spot table behind W, the mCE table, the answer-order table, the per-corruption lenses, the agreement
-# table and the observations (CSV), and the environment snapshot (`environment.json`).
+# table and the claims (CSV), and the environment snapshot (`environment.json`).
 
 # %%
 for name, df in {"cards": CARD, "blind_spots": LENS["blind_spots"], "mce": LENS["mce"], "answer_order": LENS["order"],
-                 "condition_lenses": CONDS, "agreement": AGREE, "observations": claims}.items():
+                 "condition_lenses": CONDS, "agreement": AGREE, "claims": claims}.items():
     df.to_csv(OUT / f"{name}.csv", index=False, float_format="%.6g")
 repro.save_env_snapshot(OUT)
 print(sorted(p.name for p in OUT.iterdir()))
@@ -214,7 +241,8 @@ print(sorted(p.name for p in OUT.iterdir()))
 # becomes exactly 1 now, and does the order of the other models by mCE have to stay the same?
 #
 # **Look at:** the mCE panel of the cards and the `mce` table. The check passes when the new reference has mCE 1
-# and relative mCE 1 with an interval of zero width: the reference is the unit, not a measurement.
+# with an interval of zero width (and relative mCE 1, where enough corruptions degrade it to define one): the
+# reference is the unit, not a measurement.
 
 # %%
 card.exercise_08_1(CARD, P.reference)
@@ -224,11 +252,11 @@ card.exercise_08_1(CARD, P.reference)
 #
 # **Change:** set `models: list = ["tiny-letters", "tiny-base", "aware-err"]`.
 #
-# **Predict first:** a rank correlation over three models can only take a handful of values. What can the
-# agreement table say about whether the lenses agree?
+# **Predict first:** a rank correlation over three models can only take a handful of values (and only two of
+# these three are evaluated organisms). What can the agreement table say about whether the lenses agree?
 #
-# **Look at:** the agreement table and the observations. The check passes when every model-level row is
-# undecided: below five units the card refuses to decide, whatever ρ is.
+# **Look at:** the agreement table and the claims. The check passes when every model-level row is undecided:
+# below six units the card refuses to decide, whatever ρ is.
 
 # %%
 card.exercise_08_2(AGREE, P.models)
@@ -239,12 +267,12 @@ card.exercise_08_2(AGREE, P.models)
 # **Change:** set `method: str = "letter"`.
 #
 # **Predict first:** `tiny-base`, `tiny-compare` and `tiny-long` answer in words, and their own scoring compares
-# the options' texts: their flip rate under permuted options is 0. Scored by the probability of the letter
+# the options' texts: their flip rate under rotated options is 0. Scored by the probability of the letter
 # instead, will their answers follow the content of the options, or their positions?
 #
 # **Look at:** the answer-order flip rate on the cards and the `answer_order` table's position rate. The check
-# passes when every organism that answers in words keeps the position on at least half of the permuted questions.
+# passes when every organism that answers in words keeps the position on at least half of the rotated questions.
 
 # %%
-card.exercise_08_3(LENS["order"], P.method,
-                       {m: zoo.answer_format(m) if m in zoo.names() else None for m in P.models})
+card.exercise_08_3(LENS["order"], P.method, {m: zoo.answer_format(card.zoo_name(m))
+                                              if card.zoo_name(m) in zoo.names() else None for m in P.models})

@@ -12,12 +12,15 @@ import pytest
 from vlmrobust import probes, repro, sweep
 from vlmrobust.analysis import ras
 from vlmrobust.analysis.card import claims as card_obs
-from vlmrobust.analysis.card import inputs, lenses
+from vlmrobust.analysis.card import inputs, lenses, readouts
+from vlmrobust.analysis.card import rules as card_rules
+from vlmrobust.analysis.card.agreement import rank_test
 from vlmrobust.analysis.card.readouts import ORDER
 from vlmrobust.analysis.escalation import replicates
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.schema import ABSTAIN_TEXTS, CLEAN
 from vlmrobust.stats.calibration import ece
+from vlmrobust.stats.claims import BY_CONSTRUCTION, NO_SUBJECT, NOT_REPRODUCED, REPRODUCED, UNDECIDED
 
 IC = ["gaussian_noise"]
 TRAV = {esc.DIRECTION_LABELS[d]: n for d, n in esc.traversal_names("mean").items()}
@@ -182,12 +185,18 @@ def test_card_ece_and_flip_rate_by_hand(card_run):
     assert not p.item_id[p.variant == ""].str.contains("~").any()
     for m in MODELS:
         clean = p[(p.model == m) & (p.perturbation == CLEAN) & ~p.item_id.str.contains("~")]
-        assert card.loc[m, "ECE"] == pytest.approx(ece(clean.confidence, clean.correct))
+        assert np.isnan(card.loc[m, "ECE"]) and card.loc[m, "ECE_note"].startswith("refused")  # 9 items
+        kept = lenses.ece_readouts(inp.pred[inp.pred.model == m], n_boot=10, seed=0, ci=0.95, min_items=1)
+        assert kept.ECE.iloc[0] == pytest.approx(ece(clean.confidence, clean.correct))
         perm = p[(p.model == m) & (p.perturbation == ORDER)].merge(inp.orders, on=["item_id", "level"])
         p0 = clean.set_index("item_id").pred_idx
         content = [o[j] for o, j in zip(perm.order, perm.pred_idx, strict=True)]
         assert card.loc[m, "flip_rate"] == pytest.approx(
             np.mean(np.array(content) != p0.reindex(perm.item_id).to_numpy()))
+        # CircularEval by hand: right in the given order and in every rotation scored
+        ok0 = clean.set_index("item_id").correct.astype(bool)
+        solved = perm.groupby("item_id").correct.all() & ok0.reindex(perm.item_id.unique())
+        assert card.loc[m, "circular_acc"] == pytest.approx(solved.mean())
     assert card.loc["tiny-base", "mCE"] == 1.0  # the reference, by construction
 
 
@@ -202,18 +211,161 @@ def _card(w: dict[str, float]) -> pd.DataFrame:
 
 def test_the_construction_check_reads_the_error_aware_control():
     beh = {"e": "aware-err", "a": "", "b": ""}
-    assert card_obs.obs_smallest_blind_spot(_card({"e": -0.5, "a": 0.2, "b": 1.0}), beh).reproduced is True
-    assert card_obs.obs_smallest_blind_spot(_card({"e": 0.15, "a": 0.2, "b": 1.0}), beh).reproduced is None
-    assert card_obs.obs_smallest_blind_spot(_card({"e": 0.5, "a": 0.2, "b": 1.0}), beh).reproduced is False
-    assert card_obs.obs_smallest_blind_spot(_card({"a": 0.2, "b": 1.0}), {"a": "", "b": ""}).reproduced is None
+    held = card_obs.obs_smallest_blind_spot(_card({"e": -0.5, "a": 0.2, "b": 1.0}), beh)
+    assert held.verdict == BY_CONSTRUCTION and held.section == "construction"
+    assert card_obs.obs_smallest_blind_spot(_card({"e": 0.15, "a": 0.2, "b": 1.0}), beh).verdict == UNDECIDED
+    assert card_obs.obs_smallest_blind_spot(_card({"e": 0.5, "a": 0.2, "b": 1.0}), beh).verdict == NOT_REPRODUCED
+    assert card_obs.obs_smallest_blind_spot(_card({"a": 0.2, "b": 1.0}), {"a": "", "b": ""}).verdict == NO_SUBJECT
 
 
-def test_agreement_needs_five_units_to_decide():
+def test_agreement_needs_six_units_to_decide_and_a_perfect_five_stays_undecided():
     from vlmrobust.analysis.card import agreement_table
 
     few = pd.DataFrame({"model": list("abc"), "x": [1.0, 2, 3], "y": [1.0, 2, 3]})
     t = agreement_table(few, [("x", "y", 1)], n_boot=100, rng=repro.rng("t-few", 0))
-    assert t.rho.iloc[0] == pytest.approx(1.0) and t.agrees.iloc[0] is None
+    assert t.rho.iloc[0] == pytest.approx(1.0) and t.verdict.iloc[0] == UNDECIDED
+    five = rank_test(np.arange(5.0), np.arange(5.0))  # rho 1.00 over 5 corruptions: no decision
+    assert five["rho"] == pytest.approx(1.0) and five["verdict"] == UNDECIDED
+    rows = card_obs.agreement_checks(agreement_table(
+        pd.DataFrame({"perturbation": list("abcde"), "x": np.arange(5.0), "y": np.arange(5.0)}), [("x", "y", 1)],
+        unit="perturbation", n_boot=50, rng=repro.rng("t-five", 0)), {}, unit="corruption")
+    assert rows[0].verdict == UNDECIDED and "at least 6 corruptions (now 5)" in rows[0].decide
+
+
+def test_the_permutation_test_is_exact_and_two_sided():
+    x = np.arange(7.0)
+    assert rank_test(x, x)["verdict"] == REPRODUCED and rank_test(x, x)["p_agree"] == pytest.approx(1 / 5040)
+    assert rank_test(x, -x)["verdict"] == NOT_REPRODUCED
+    assert rank_test(x, -x, -1)["verdict"] == REPRODUCED  # the stated direction decides which tail agrees
+    assert rank_test(x, x)["crit"] == pytest.approx(0.786, abs=0.01)  # the two-sided 5 % bar at 7 units
+    y = np.array([1.0, 0, 3, 2, 5, 4, 6])  # three swaps of neighbours: rho 0.89, p below 2.5 %
+    assert rank_test(x, y)["verdict"] == REPRODUCED
+    assert rank_test(x, np.array([3.0, 0, 6, 1, 5, 2, 4]))["verdict"] == UNDECIDED
+    twelve = rank_test(np.arange(12.0), np.r_[np.arange(12.0)[::2], np.arange(12.0)[1::2]],
+                       rng=repro.rng("t-12", 0))
+    assert 0.55 < twelve["crit"] < 0.62  # 12 models decide only when |rho| is about 0.6
+
+
+@pytest.mark.parametrize("rule", card_rules.RULES, ids=[r.name for r in card_rules.RULES])
+def test_each_rule_decides_a_clear_positive_and_not_its_null(rule):
+    rng = np.random.default_rng(5)
+    nulls = [rule.null(np.random.default_rng(s)) for s in range(60)]
+    assert nulls.count(REPRODUCED) <= 6, rule.name
+    if rule.name.startswith("08.5"):  # five corruptions never decide
+        assert rule.positive(rng) != REPRODUCED
+    else:
+        assert sum(rule.positive(np.random.default_rng(s)) == REPRODUCED for s in range(60)) >= 25, rule.name
+
+
+def test_a_clear_positive_passes_the_agreement_rule_on_twelve_models():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(12)
+    assert rank_test(x, x + 0.1 * rng.standard_normal(12), rng=rng)["verdict"] == REPRODUCED
+
+
+def test_blind_twins_are_read_by_their_organism():
+    assert card_obs.zoo_name("blind:tiny-base") == "tiny-base"
+    ev = card_obs.evaluated(["blind:tiny-base", "blind:aware-err", "aware-err", "tiny-long", "org/hub-model"])
+    assert ev == ["blind:tiny-base", "tiny-long", "org/hub-model"]
+    assert card_obs.behaviours(["blind:aware-err", "tiny-base"]) == {"blind:aware-err": "aware-err", "tiny-base": ""}
+
+
+# ----------------------------------------------------------------------------- the read-outs' fixes
+
+
+def _mce_pred(ref_wrong: dict, other_wrong: dict, n_items: int = 6) -> pd.DataFrame:
+    """Predictions where ``*_wrong[(perturbation, level)]`` items of ``n_items`` are wrong (clean at level 0)."""
+    rows = []
+    for m, wrong in (("ref", ref_wrong), ("m", other_wrong)):
+        for (pert, lv), k in wrong.items():
+            for i in range(n_items):
+                rows.append({"model": m, "item_id": f"q{i}", "perturbation": pert, "level": lv, "correct": i >= k})
+    return pd.DataFrame(rows)
+
+
+def test_relative_ce_is_decided_on_counts_not_on_rounded_rates():
+    # errors 0, 1, 2 of 10 at three severities against 1 of 10 clean: 0 in counts, 5.6e-17 in rates
+    w, n = np.array([[0.0, 1.0, 2.0]]), np.full((1, 3), 10.0)
+    assert (w / n).sum(1)[0] - 3 * 1.0 / 10 != 0.0  # the floating-point sum is not 0 ...
+    assert readouts.excess_error(w, n, np.array([1.0]), np.array([10.0]))[0] == 0.0  # ... the counts' is
+    assert readouts.excess_error(w, n, np.array([0.0]), np.array([10.0]))[0] == pytest.approx(0.3)
+    # a reference exactly as wrong under each corruption as clean defines no relative CE there
+    ref = {(CLEAN, 0): 2, ("a", 1): 2, ("a", 2): 2, ("b", 1): 3, ("b", 2): 4, ("c", 1): 4, ("c", 2): 4,
+           ("d", 1): 3, ("d", 2): 5}
+    other = {k: min(6, v + 1) for k, v in ref.items()}
+    ce = readouts.corruption_errors(_mce_pred(ref, other), "ref").set_index(["model", "perturbation"])
+    assert np.isnan(ce.loc[("m", "a"), "rCE"]) and not ce.loc[("ref", "a"), "reference_degrades"]
+    t = readouts.mce(_mce_pred(ref, other), "ref", n_boot=200, rng=repro.rng("t-mce", 0)).set_index("model")
+    assert t.loc["m", "n_rce"] == 3 and t.loc["ref", "rel_mCE"] == pytest.approx(1.0)
+    assert np.all(np.abs(t[["rel_mCE_lo", "rel_mCE_hi"]].to_numpy()) < 100)  # no 1e15 from a zero denominator
+
+
+def test_relative_mce_is_refused_below_three_corruptions_and_carries_no_interval():
+    ref = {(CLEAN, 0): 1, ("fog", 1): 3, ("fog", 2): 4, ("noise", 1): 1, ("noise", 2): 1}
+    other = {(CLEAN, 0): 1, ("fog", 1): 2, ("fog", 2): 2, ("noise", 1): 3, ("noise", 2): 3}
+    t = readouts.mce(_mce_pred(ref, other), "ref", n_boot=100, rng=repro.rng("t-mce", 1)).set_index("model")
+    for m in ("ref", "m"):
+        assert np.isnan(t.loc[m, ["rel_mCE", "rel_mCE_lo", "rel_mCE_hi"]].to_numpy(float)).all()
+        assert "degrades under 1 of 2 corruptions (fog)" in t.loc[m, "rel_mCE_note"]
+    assert t.loc["ref", "mCE"] == 1.0 and np.isfinite(t.loc["m", "mCE_lo"])
+    kept = readouts.mce(_mce_pred(ref, other), "ref", n_boot=50, rng=repro.rng("t-mce", 1), min_rce=1)
+    assert np.isfinite(kept.set_index("model").loc["m", "rel_mCE"])
+
+
+def test_rotations_move_every_option_and_keep_the_abstain_option():
+    items = pd.DataFrame({"item_id": ["q", "r"], "options": [["a", "b", "c", "d"], ["y", "n", "?"]],
+                          "abstain_idx": [-1, 2]})
+    o = readouts.option_orders(items, 5)
+    q = o[o.item_id == "q"]
+    assert q.order.tolist() == [(1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)]  # K - 1 rotations, no more
+    assert all(all(p[j] != j for j in range(4)) for p in q.order)  # no option stays in place
+    assert o[o.item_id == "r"].order.tolist() == [(1, 0, 2)]  # the abstain option keeps its place
+    assert readouts.option_orders(items, 1).level.tolist() == [1, 1]
+
+
+def _order_pred(choose) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Four 4-option items (answer 0), clean and in all three rotations, answered by ``choose(order) -> position``."""
+    items = pd.DataFrame({"item_id": [f"q{i}" for i in range(4)], "options": [list("abcd")] * 4,
+                          "answer_idx": 0, "abstain_idx": -1})
+    orders = readouts.option_orders(items, 3)
+    rows = [{"model": "m", "item_id": i, "perturbation": CLEAN, "level": 0, "pred_idx": choose((0, 1, 2, 3)),
+             "correct": choose((0, 1, 2, 3)) == 0} for i in items.item_id]
+    for r in orders.itertuples(index=False):
+        j = choose(r.order)
+        rows.append({"model": "m", "item_id": r.item_id, "perturbation": ORDER, "level": r.level, "pred_idx": j,
+                     "correct": r.order[j] == 0})
+    return pd.DataFrame(rows), orders, items
+
+
+def test_a_positional_model_fails_circular_eval_and_a_reader_passes_it():
+    pred, orders, items = _order_pred(lambda order: 0)  # always the first position
+    t = readouts.answer_order_flips(pred, orders, n_boot=50, rng=repro.rng("t-o", 0), items=items).iloc[0]
+    assert t.flip_rate == 1.0 and t.position_rate == 1.0 and t.circular_acc == 0.0 and t.full_circle
+    assert t.n_informative == 12  # every rotation pair is informative
+    pred, orders, items = _order_pred(lambda order: order.index(0))  # finds the right content wherever it is
+    t = readouts.answer_order_flips(pred, orders, n_boot=50, rng=repro.rng("t-o", 0), items=items).iloc[0]
+    assert t.flip_rate == 0.0 and t.position_rate == 0.0 and t.circular_acc == 1.0
+    assert t.circular_acc_lo == 1.0 and t.circular_acc_hi == 1.0
+
+
+def test_ece_is_reported_beside_a_calibrated_null_and_refused_on_few_items():
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(0.3, 1.0, 18)
+    null = lenses.ece_null(conf, 400, repro.rng("t-ece", 0))
+    assert 0.12 < null.mean() < 0.3  # a perfectly calibrated model's own ECE on 18 items
+    big = lenses.ece_null(rng.uniform(0.3, 1.0, 2000), 50, repro.rng("t-ece", 1))
+    assert big.mean() < 0.04  # ... shrinks with the items
+
+    def pred(n, m="m"):
+        c = rng.uniform(0.3, 1.0, n)
+        return pd.DataFrame({"model": m, "item_id": [f"q{i}" for i in range(n)], "perturbation": CLEAN,
+                             "level": 0, "confidence": c, "correct": rng.random(n) < c})
+    few = lenses.ece_readouts(pred(18), n_boot=20, seed=0, ci=0.95).iloc[0]
+    assert np.isnan(few.ECE) and np.isnan(few.ECE_lo) and "refused: 18 items" in few.ECE_note
+    assert 0.1 < few.ECE_null < 0.3 and few.ECE_null_hi > few.ECE_null
+    many = lenses.ece_readouts(pred(400), n_boot=20, seed=0, ci=0.95).iloc[0]
+    assert np.isfinite(many.ECE) and many.ECE_note == "" and many.ECE_lo <= many.ECE <= many.ECE_hi
+    assert many.ECE < many.ECE_null_hi + 0.05  # a calibrated model sits within its null
 
 
 def test_items_without_depth_get_a_providers_depth_or_a_clear_error(tmp_path, monkeypatch):

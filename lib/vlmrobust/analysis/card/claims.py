@@ -1,12 +1,18 @@
-"""Notebook 08's observations: do the lenses agree on this run, and do the controls land where they were built to.
+"""Notebook 08's claims: do the lenses agree on this run, and does a control land where it was built to.
 
 No paper compares the four lenses, so the agreement rows test a direction stated
-in advance (:data:`MODEL_PAIRS`, :data:`CONDITION_PAIRS`) with Spearman's rho and
-its interval (:func:`.agreement.agreement_table`); nothing is claimed beyond the
-run's models and conditions. The control rows are **construction checks**: an
+in advance (:data:`MODEL_PAIRS`, :data:`CONDITION_PAIRS`) with Spearman's ρ against
+its permutation null (:func:`.agreement.rank_test`); nothing is claimed beyond the
+run's models and corruptions. The subject of every agreement row is the run's
+**evaluated** organisms (:func:`evaluated`): the controls, built to behave a given
+way, would carry their construction into a ranking, so they never enter these rows.
+A blind twin (``blind:NAME``) is read by the role of ``NAME``.
+
+The control row is a **construction check** (section ``"construction"``): an
 organism trained to abstain exactly where it would be wrong should show the
-smallest abstain blind spot; a row that holds there confirms the card's W reads
-what the organism was built to do, and is not a finding about models.
+smallest abstain blind spot. When it holds, its verdict is ``by construction`` (it
+confirms the card's W reads what the organism was built to do, never a finding
+about models); when another model has the smaller W it is ``not reproduced``.
 """
 
 from __future__ import annotations
@@ -16,19 +22,29 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...stats.claims import Claim, claims_frame, interval_text
+from ...models import zoo
+from ...models.loading import BLIND_PREFIX
+from ...stats.claims import (
+    BY_CONSTRUCTION,
+    NOT_REPRODUCED,
+    UNDECIDED,
+    Claim,
+    claims_frame,
+    interval_text,
+    no_subject,
+)
 from .. import ras
 from ..drift import representation as drift
 from .agreement import agreement_checks, agreement_table
 from .inputs import base_rows
 
-__all__ = ["MODEL_PAIRS", "CONDITION_PAIRS", "CLAIMS", "with_losses", "condition_lenses", "model_agreement",
-           "obs_smallest_blind_spot", "claims_table"]
+__all__ = ["MODEL_PAIRS", "CONDITION_PAIRS", "CLAIMS", "zoo_name", "behaviours", "evaluated", "with_losses",
+           "condition_lenses", "model_agreement", "smallest_check", "obs_smallest_blind_spot", "claims_table"]
 
 #: (x, y, sign) across models: the four comparisons of the card.
 MODEL_PAIRS = (("drift_pct", "ras_loss", 1), ("W_internal_fog", "over_share", 1), ("RCI_mu", "mCE", 1),
                ("flip_rate", "ras_loss", 1))
-#: (x, y, sign) across corruptions (pooled over models and severities).
+#: (x, y, sign) across corruptions (pooled over the evaluated models and the severities).
 CONDITION_PAIRS = (("drift_pct", "ras_loss", 1),)
 CLAIMS = {
     ("drift_pct", "ras_loss"): "the model whose representations drift most also loses most RAS",
@@ -37,6 +53,25 @@ CLAIMS = {
     ("RCI_mu", "mCE"): "BRUCE's escalation index and ImageNet-C's mCE rank the models alike",
     ("flip_rate", "ras_loss"): "a model whose answer follows the option order also loses more RAS",
 }
+CONDITION_CLAIMS = {("drift_pct", "ras_loss"): "the corruption that moves representations most also costs most RAS"}
+
+
+def zoo_name(model: str) -> str:
+    """The zoo organism behind a model spec: ``NAME`` for ``blind:NAME``, the spec itself otherwise."""
+    return model[len(BLIND_PREFIX):] if model.startswith(BLIND_PREFIX) else model
+
+
+def behaviours(models: Sequence[str]) -> dict[str, str]:
+    """Each model's zoo ``behaviour`` (``""`` for none, a hub model or a folder), read through a blind twin."""
+    known = set(zoo.names())
+    return {m: str(zoo.meta(zoo_name(m)).get("behaviour", "") or "") if zoo_name(m) in known else "" for m in models}
+
+
+def evaluated(models: Sequence[str]) -> list[str]:
+    """The evaluated models among ``models``: zoo role ``evaluated`` (through a blind twin), and every model that
+    is not a zoo organism (a hub id or a folder is what a user evaluates)."""
+    known = set(zoo.names())
+    return [m for m in models if zoo_name(m) not in known or zoo.role(zoo_name(m)) == "evaluated"]
 
 
 def with_losses(card: pd.DataFrame) -> pd.DataFrame:
@@ -47,9 +82,13 @@ def with_losses(card: pd.DataFrame) -> pd.DataFrame:
 
 
 def condition_lenses(pred: pd.DataFrame, probes: pd.DataFrame, perturbations: Sequence[str], *,
-                     regime: str = "ans_mcq_free") -> pd.DataFrame:
-    """Per corruption: ``ras_loss`` (minus the mean RAS over its pairs, every model and severity) and
-    ``drift_pct`` (the mean over models of each model's drift as a % of its control, seed 002 Table 4)."""
+                     regime: str = "ans_mcq_free", models: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per corruption, over ``models`` (default every model of ``pred``): ``ras_loss`` (minus the mean RAS over
+    its pairs, every model and severity) and ``drift_pct`` (the mean over models of each model's drift as a %
+    of its control, seed 002 Table 4)."""
+    if models is not None:
+        pred = pred[pred.model.astype(str).isin(models)]
+        probes = probes[probes.model.astype(str).isin(models)] if probes is not None and len(probes) else probes
     pairs = ras.pairs(base_rows(pred, perturbations))
     pairs = pairs[pairs.perturbation.isin(perturbations)]
     loss = (-pairs.groupby(pairs.perturbation.astype(str), observed=True)["RAS"].mean()).rename("ras_loss")
@@ -66,51 +105,74 @@ def condition_lenses(pred: pd.DataFrame, probes: pd.DataFrame, perturbations: Se
 
 def model_agreement(card: pd.DataFrame, conditions: pd.DataFrame | None, *, n_boot: int,
                     rng_models: np.random.Generator, rng_conditions: np.random.Generator,
-                    ci: float = 0.95) -> pd.DataFrame:
-    """The agreement table: :data:`MODEL_PAIRS` across models, :data:`CONDITION_PAIRS` across corruptions
-    (``across`` names which); intervals from resampled models, or resampled corruptions."""
-    lenses = with_losses(card)
+                    ci: float = 0.95, models: Sequence[str] | None = None) -> pd.DataFrame:
+    """The agreement table: :data:`MODEL_PAIRS` across ``models`` (default: the evaluated ones, :func:`evaluated`),
+    :data:`CONDITION_PAIRS` across corruptions (``across`` names which); permutation tests, intervals from
+    resampled models or corruptions."""
+    keep = evaluated(list(card.model.astype(str))) if models is None else list(models)
+    lenses = with_losses(card[card.model.astype(str).isin(keep)].reset_index(drop=True))
     parts = [agreement_table(lenses, [p for p in MODEL_PAIRS if {p[0], p[1]} <= set(lenses.columns)],
                              unit="model", n_boot=n_boot, rng=rng_models, ci=ci).assign(across="models")]
-    if conditions is not None and len(conditions) > 2:
+    if conditions is not None and len(conditions):
         parts.append(agreement_table(conditions, list(CONDITION_PAIRS), unit="perturbation", n_boot=n_boot,
                                      rng=rng_conditions, ci=ci).assign(across="corruptions"))
     return pd.concat(parts, ignore_index=True)
 
 
-def obs_smallest_blind_spot(card: pd.DataFrame, behaviours: Mapping[str, str], *,
-                            column: str = "W_abstain_fog") -> Claim:
-    """Construction check: the error-aware control (behaviour ``aware-err``) has the smallest ``column``.
+def smallest_check(value: np.ndarray, hi: np.ndarray, target: int) -> str:
+    """The construction check's rule, a pure function of the arrays: ``holds`` when unit ``target`` has the
+    smallest point value and its interval's upper end lies below every other unit's point; ``fails`` when
+    another unit's point is smaller; ``undecided`` otherwise (and when ``target`` has no value)."""
+    value, hi = np.asarray(value, float), np.asarray(hi, float)
+    others = np.delete(value, target)
+    others = others[np.isfinite(others)]
+    if not np.isfinite(value[target]) or not len(others):
+        return "undecided"
+    if value[target] > others.min():
+        return "fails"
+    return "holds" if np.isfinite(hi[target]) and hi[target] < others.min() else "undecided"
 
-    Holds when its point value is the smallest of the models with a value and its interval's upper end lies
-    below the next smallest point; fails when another model's point is smaller; undecided otherwise."""
+
+def obs_smallest_blind_spot(card: pd.DataFrame, behaviour: Mapping[str, str], *,
+                            column: str = "W_abstain_fog") -> Claim:
+    """Construction check: the error-aware control (behaviour ``aware-err``) has the smallest ``column``
+    (:func:`smallest_check`); ``by construction`` when it holds."""
     claim = "construction check: the error-aware control has the smallest blind spot (W abstain, fog)"
     paper = "no paper has such a model (the testbed's control: abstains where its own answer would be wrong)"
-    names = [m for m, b in behaviours.items() if b == "aware-err" and m in set(card.model)]
-    rule = (f"smallest {column} of the models (point), its 95 % interval's upper end below the next smallest "
-            "point; by construction, not counted as a finding")
+    null = "the control is one of the models: its W drawn like theirs (equal units)"
+    rule = (f"smallest {column} of the models (point), its 95 % interval's upper end below every other model's "
+            "point; by construction when it holds, never counted as a finding")
+    names = [m for m, b in behaviour.items() if b == "aware-err" and m in set(card.model)]
     if not names or column not in card.columns:
-        return Claim(claim, paper, rule, "not available: no model with behaviour 'aware-err' in this run", None)
-    c = card[np.isfinite(card[column].to_numpy(float))].sort_values(column)
-    if len(c) < 2 or names[0] not in set(c.model):
-        return Claim(claim, paper, rule, f"{names[0]}: no finite {column} (its crossing is undefined)", None)
-    me = c[c.model == names[0]].iloc[0]
-    others = c[c.model != names[0]]
-    nxt = others.iloc[0]
-    text = (f"{names[0]}: {interval_text(me[column], me[f'{column}_lo'], me[f'{column}_hi'])}; smallest other: "
-            f"{nxt.model} {nxt[column]:.2f}; rank {int((c.model.to_numpy() == names[0]).argmax()) + 1} of {len(c)}")
-    if me[column] > nxt[column]:
-        return Claim(claim, paper, rule, text, False)
-    return Claim(claim, paper, rule, text, True if me[f"{column}_hi"] < nxt[column] else None)
+        return no_subject(claim, paper, null, rule, "no model with behaviour 'aware-err' in this run",
+                          section="construction")
+    c = card[np.isfinite(card[column].to_numpy(float))].sort_values(column).reset_index(drop=True)
+    me_name = names[0]
+    if len(c) < 2 or me_name not in set(c.model):
+        return no_subject(claim, paper, null, rule, f"{me_name}: no finite {column} (its crossing is undefined)",
+                          section="construction")
+    target = int(np.flatnonzero(c.model.to_numpy() == me_name)[0])
+    me = c.iloc[target]
+    nxt = c.drop(index=target).iloc[0]
+    text = (f"{me_name}: {interval_text(me[column], me[f'{column}_lo'], me[f'{column}_hi'])}; smallest other: "
+            f"{nxt.model} {nxt[column]:.2f}; rank {target + 1} of {len(c)}")
+    out = smallest_check(c[column].to_numpy(float), c[f"{column}_hi"].to_numpy(float), target)
+    verdict = {"holds": BY_CONSTRUCTION, "fails": NOT_REPRODUCED, "undecided": UNDECIDED}[out]
+    decide = "" if verdict != UNDECIDED else (
+        f"an interval for {me_name} narrower than its distance to {nxt.model} ({abs(nxt[column] - me[column]):.2f} "
+        "in log10 metres): more scenes (the notebook's controls variant quadruples them)")
+    return Claim(claim, paper, ", ".join(c.model.astype(str)), null, rule, float(me[column]),
+                 float(me[f"{column}_lo"]), float(me[f"{column}_hi"]), text, verdict, decide, section="construction")
 
 
-def claims_table(agreement: pd.DataFrame, card: pd.DataFrame, behaviours: Mapping[str, str]) -> pd.DataFrame:
+def claims_table(agreement: pd.DataFrame, card: pd.DataFrame, behaviour: Mapping[str, str]) -> pd.DataFrame:
     """Notebook 08's claims table: the agreement rows (one per pair and unit) and the construction check."""
     out = []
+    models = ", ".join(evaluated(list(card.model.astype(str))))  # the subject: the evaluated models tried
     for across, g in agreement.groupby("across", sort=False):
-        unit = "model" if across == "models" else "perturbation"
-        claims = CLAIMS if across == "models" else {
-            ("drift_pct", "ras_loss"): "the corruption that moves representations most also costs most RAS"}
-        out += agreement_checks(g, claims, unit=unit)
-    out.append(obs_smallest_blind_spot(card, behaviours))
+        if across == "models":
+            out += agreement_checks(g, CLAIMS, unit="model", subject=models)
+        else:
+            out += agreement_checks(g, CONDITION_CLAIMS, unit="corruption", subject=models)
+    out.append(obs_smallest_blind_spot(card, behaviour))
     return claims_frame(out)

@@ -12,7 +12,7 @@ RCI / T-RCI         BRUCE's four ladders and four traversals (seed 001)    the i
 W per signal        physical fog and water at visibility levels (003)     the items, and their **abstain
                                                                            variants** (the option "I cannot
                                                                            tell, ..." appended)
-answer order        the clean images, options permuted (the card's own)    **order variants** of the items
+answer order        the clean images, options rotated (the card's own)     **order variants** of the items
 ==================  =====================================================  =================================
 
 :func:`card_predictions` asks :func:`vlmrobust.sweep.predictions` four times
@@ -139,7 +139,7 @@ def abstain_variants(items: pd.DataFrame, variant: str = _ABSTAIN) -> pd.DataFra
 
 
 def order_variants(items: pd.DataFrame, orders: pd.DataFrame) -> pd.DataFrame:
-    """Every order of ``orders`` as its own item (ids ``<id>~o<k>``), options permuted by :func:`permute_options`;
+    """Every order of ``orders`` as its own item (ids ``<id>~o<k>``), options reordered by :func:`permute_options`;
     columns ``base_item_id`` and ``order_level`` say which item and which order each one is."""
     parts = []
     for k in sorted(orders.level.unique()):
@@ -183,7 +183,7 @@ def _executor(executor: str, client: Any, dask_workers: int):
 
 
 def card_predictions(models: Sequence[str], items: pd.DataFrame, conditions: Mapping[str, Sequence[int]], *,
-                     n_orders: int = 2, probes: Any = None, probe_on: Sequence[str] | None = None, seed: int = 0,
+                     n_orders: int = 3, probes: Any = None, probe_on: Sequence[str] | None = None, seed: int = 0,
                      executor: str = "local", client: Any = None, dask_workers: int = 0,
                      **sweep_kw: Any) -> CardInputs:
     """The card's sweep (module docstring): ``conditions`` from :func:`card_conditions`.
@@ -206,7 +206,7 @@ def card_predictions(models: Sequence[str], items: pd.DataFrame, conditions: Map
         raise ValueError(f"probe_on names conditions that are not swept: {unknown}")
     vis = {n: list(v) for n, v in conditions.items() if n in ARMS}
     abstaining = abstain_variants(base) if vis else base.iloc[:0]
-    orders = option_orders(base, n_orders, seed) if n_orders else pd.DataFrame(columns=["item_id", "level", "order"])
+    orders = option_orders(base, n_orders) if n_orders else pd.DataFrame(columns=["item_id", "level", "order"])
     with _executor(executor, client, dask_workers) as cl:
         kw = dict(seed=seed, executor=executor, client=cl, **sweep_kw)
         parts, summ, probe_rows = [], {}, pd.DataFrame()

@@ -17,8 +17,11 @@ column             read-out                                                    c
                    control distance (one regime, cosine)                       (notebook 05)
 ``W_<signal>_<a>`` blind-spot width of ``internal`` and ``abstain``            seed 003 Table V (notebook 06)
                    on arm ``a``
-``ECE``            expected calibration error of the clean answers (10 bins)   :func:`vlmrobust.stats.calibration.ece`
-``flip_rate``      answers that change with the option order (by content)      :func:`.readouts.answer_order_flips`
+``ECE``            expected calibration error of the clean answers (10 bins),  :func:`ece_readouts`
+                   beside ``ECE_null``; refused below :data:`MIN_ECE_ITEMS`
+``circular_acc``   CircularEval accuracy over the rotations of the options     :func:`.readouts.answer_order_flips`
+``flip_rate``      answers that change with the option rotation (by content)
+``position_rate``  answers that keep the position while its content changed
 =================  ==========================================================  ========================================
 
 **Overconfidence share.** RAS (Eq. 11) subtracts two penalties from
@@ -34,8 +37,16 @@ paper names the two penalties but reports no share; this reading is the card's.
 task ``"card"`` whose chance is the mean of the items' :math:`1/K` (what a
 uniform guess scores on the pool), with the base item as the bootstrap unit.
 
+**ECE beside its null.** On a few dozen items ECE is mostly sampling noise: a
+perfectly calibrated model (outcomes drawn ``~ Bernoulli(confidence)``) with the
+same confidences has an ECE of about 0.2 on 18 items. The card reports that
+calibrated model's mean ECE (``ECE_null``, and its 95th percentile ``ECE_null_hi``)
+beside each model's ECE, and refuses the ECE (NaN, ``ECE_note``) below
+:data:`MIN_ECE_ITEMS` items (ten a bin on average).
+
 Intervals are percentile intervals (``ci``) over resampled items, by each
-read-out's own bootstrap (so they are not paired across read-outs).
+read-out's own bootstrap (so they are not paired across read-outs). A read-out
+whose value is NaN (refused, or undefined) has no interval.
 """
 
 from __future__ import annotations
@@ -57,8 +68,8 @@ from ..visibility import readouts as vread
 from .inputs import ARMS, CardInputs, base_rows, is_base
 from .readouts import ORDER, _weights, answer_order_flips, mce
 
-__all__ = ["READOUTS", "ras_readouts", "escalation_readouts", "drift_readouts", "blind_spot_readouts",
-           "ece_readouts", "card_table", "card_long"]
+__all__ = ["READOUTS", "MIN_ECE_ITEMS", "ece_null", "ras_readouts", "escalation_readouts", "drift_readouts",
+           "blind_spot_readouts", "ece_readouts", "card_table", "card_long"]
 
 #: Read-out column -> (label, the side that is better: +1 higher, -1 lower, 0 neither).
 READOUTS: dict[str, tuple[str, int]] = {
@@ -68,8 +79,11 @@ READOUTS: dict[str, tuple[str, int]] = {
     "drift_pct": ("drift, % of control", -1), "W_internal_fog": ("W internal, fog", -1),
     "W_abstain_fog": ("W abstain, fog", -1), "W_internal_water": ("W internal, water", -1),
     "W_abstain_water": ("W abstain, water", -1), "ECE": ("ECE (clean)", -1),
-    "flip_rate": ("answer-order flip rate", -1),
+    "circular_acc": ("CircularEval accuracy", 1), "flip_rate": ("answer-order flip rate", -1),
+    "position_rate": ("answer-order position rate", -1),
 }
+#: Fewest clean items for an ECE (ten a bin on average with 10 bins; :func:`ece_readouts`).
+MIN_ECE_ITEMS = 100
 
 
 def _ratio_by_item(df: pd.DataFrame, num: str, den: str | None, items: list[str], W: np.ndarray) -> np.ndarray:
@@ -169,8 +183,20 @@ def blind_spot_readouts(pred: pd.DataFrame, items: pd.DataFrame, *, internal: st
     return pd.DataFrame(list(wide.values())), spots
 
 
-def ece_readouts(pred: pd.DataFrame, *, n_boot: int, seed: int, ci: float, n_bins: int = 10) -> pd.DataFrame:
-    """ECE of the clean answers (confidence = max option probability), with an interval over resampled items."""
+def ece_null(conf: np.ndarray, n_sims: int, rng: np.random.Generator, n_bins: int = 10) -> np.ndarray:
+    """ECE of ``n_sims`` perfectly calibrated models with the confidences ``conf``: outcomes drawn
+    ``~ Bernoulli(conf)``, so every gap is sampling noise (the null of :func:`ece_readouts`)."""
+    conf = np.asarray(conf, float)
+    conf = conf[np.isfinite(conf)]
+    return np.array([ece(conf, rng.random(len(conf)) < conf, n_bins) for _ in range(n_sims)])
+
+
+def ece_readouts(pred: pd.DataFrame, *, n_boot: int, seed: int, ci: float, n_bins: int = 10,
+                 min_items: int = MIN_ECE_ITEMS, n_sims: int = 200) -> pd.DataFrame:
+    """ECE of the clean answers (confidence = max option probability) with an interval over resampled items,
+    beside its null: ``ECE_null`` (mean) and ``ECE_null_hi`` (95th percentile) of :func:`ece_null` over
+    ``n_sims`` draws. Refused (NaN, with ``ECE_note``) below ``min_items`` items: with 10 bins and fewer than
+    ten items a bin, a perfectly calibrated model's own ECE is about 0.1 to 0.2 (0.21 on 18 items)."""
     clean = base_rows(pred)
     clean = clean[clean.perturbation == CLEAN]
     items = sorted(clean.item_id.astype(str).unique())
@@ -179,9 +205,18 @@ def ece_readouts(pred: pd.DataFrame, *, n_boot: int, seed: int, ci: float, n_bin
     for m, g in clean.groupby("model", sort=True):
         g = g.set_index(g.item_id.astype(str)).reindex(items)
         conf, ok = g.confidence.to_numpy(float), g.correct.astype(float).to_numpy()
-        v = np.array([ece(np.repeat(conf, w), np.repeat(ok, w), n_bins) for w in W])
-        val, lo, hi = point_interval(v, ci)
-        rows.append({"model": str(m), "ECE": val, "ECE_lo": lo, "ECE_hi": hi})
+        null = ece_null(conf, n_sims, repro.rng("card.ece-null", str(m), seed), n_bins)
+        row = {"model": str(m), "ECE_null": float(null.mean()), "ECE_null_hi": float(np.quantile(null, 0.95)),
+               "ECE_items": len(items), "ECE_note": ""}
+        if len(items) < min_items:
+            row |= {"ECE": np.nan, "ECE_lo": np.nan, "ECE_hi": np.nan,
+                    "ECE_note": f"refused: {len(items)} items; ECE with {n_bins} bins needs at least {min_items} "
+                                f"(a calibrated model with these confidences averages {null.mean():.2f})"}
+        else:
+            v = np.array([ece(np.repeat(conf, w), np.repeat(ok, w), n_bins) for w in W])
+            val, lo, hi = point_interval(v, ci)
+            row |= {"ECE": val, "ECE_lo": lo, "ECE_hi": hi}
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -196,7 +231,7 @@ def card_table(inp: CardInputs, *, reference: str, imagenet_c: Sequence[str], tr
     icp = base_rows(pred, imagenet_c)
     parts = [ras_readouts(pred, imagenet_c, n_boot=n_boot, seed=seed, ci=ci)]
     m = mce(icp, reference, n_boot=n_boot, rng=repro.rng("card.mce", seed), ci=ci)
-    parts.append(m[["model", *[f"{c}{s}" for c in ("mCE", "rel_mCE") for s in ("", "_lo", "_hi")]]])
+    parts.append(m[["model", *[f"{c}{s}" for c in ("mCE", "rel_mCE") for s in ("", "_lo", "_hi", "_note")]]])
     parts.append(escalation_readouts(pred, ladders, traversals, n_boot=n_boot, seed=seed, ci=ci))
     parts.append(drift_readouts(inp.probes, imagenet_c, regime=drift_regime, n_boot=n_boot, seed=seed, ci=ci))
     w, spots = blind_spot_readouts(pred, inp.items, internal=internal, n_boot=n_boot, seed=seed, ci=ci,
@@ -204,20 +239,30 @@ def card_table(inp: CardInputs, *, reference: str, imagenet_c: Sequence[str], tr
     parts.append(w)
     parts.append(ece_readouts(pred, n_boot=n_boot, seed=seed, ci=ci))
     order = pred[(pred.perturbation.isin([CLEAN, ORDER])) & is_base(pred)]
-    flips = answer_order_flips(order, inp.orders, n_boot=n_boot, rng=repro.rng("card.order", seed), ci=ci) \
+    flips = answer_order_flips(order, inp.orders, n_boot=n_boot, rng=repro.rng("card.order", seed), ci=ci,
+                               items=inp.items[is_base(inp.items)]) \
         if (order.perturbation == ORDER).any() else pd.DataFrame(columns=["model"])
-    parts.append(flips.drop(columns=[c for c in ("n_items", "n_orders") if c in flips.columns]))
+    parts.append(flips.drop(columns=[c for c in ("n_items", "n_orders", "n_informative", "full_circle")
+                                     if c in flips.columns]))
     out = pd.DataFrame({"model": models})
     for p in parts:
         if len(p.columns) > 1:
             out = out.merge(p.assign(model=p.model.astype(str)), on="model", how="left")
     out.insert(1, "reference", reference)
+    for col in READOUTS:  # a read-out without a value has no interval
+        if col in out.columns:
+            gone = ~np.isfinite(out[col].to_numpy(float))
+            for side in ("_lo", "_hi"):
+                if col + side in out.columns:
+                    out.loc[gone, col + side] = np.nan
     return out, {"blind_spots": spots, "mce": m, "order": flips}
 
 
 def card_long(card: pd.DataFrame, readouts: Sequence[str] | None = None) -> pd.DataFrame:
-    """The card in long form: ``model, readout, label, better, value, lo, hi, kind`` (read-outs present only;
-    ``kind`` is a W's :data:`~vlmrobust.analysis.visibility.blind_spot.W_KINDS` entry, ``=`` for the rest)."""
+    """The card in long form: ``model, readout, label, better, value, lo, hi, kind, null, note`` (read-outs present
+    only; ``kind`` is a W's :data:`~vlmrobust.analysis.visibility.blind_spot.W_KINDS` entry, ``=`` for the rest;
+    ``null`` the read-out's null where the card has one (ECE's calibrated model); ``note`` why a value is
+    refused)."""
     rows = []
     for col in readouts or READOUTS:
         if col not in card.columns:
@@ -227,5 +272,7 @@ def card_long(card: pd.DataFrame, readouts: Sequence[str] | None = None) -> pd.D
             d = r._asdict()
             rows.append({"model": d["model"], "readout": col, "label": label, "better": better,
                          "value": d[col], "lo": d.get(f"{col}_lo", np.nan), "hi": d.get(f"{col}_hi", np.nan),
-                         "kind": d.get(f"{col}_kind", "=") if isinstance(d.get(f"{col}_kind"), str) else "="})
+                         "kind": d.get(f"{col}_kind", "=") if isinstance(d.get(f"{col}_kind"), str) else "=",
+                         "null": d.get(f"{col}_null", np.nan),
+                         "note": d[f"{col}_note"] if isinstance(d.get(f"{col}_note"), str) else ""})
     return pd.DataFrame(rows)
