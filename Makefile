@@ -34,7 +34,7 @@ UNTIL       ?=
 # test processes run side by side (pytest-xdist): one per core by default
 JOBS        ?= auto
 
-.PHONY: help install lock-check lock test-latest sync lab run figures test unit smoke browser browser-deps report bench zoo lint paper-dry gpu-check clean distclean
+.PHONY: help install lock-check lock test-latest sync lab run figures scorecard test unit smoke browser browser-deps report bench zoo lint paper-dry gpu-check clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
@@ -107,10 +107,10 @@ define run_one
 	$(VENV)/bin/jupytext -q --to ipynb -o build/nb/$(1).ipynb notebooks/$(1).py; \
 	if [ "$(UNTIL)" = resolve ]; then \
 	  $(VENV)/bin/papermill --prepare-only $${pfile:+-f $$pfile} build/nb/$(1).ipynb build/nb/$(1).prepared.ipynb \
-	    2>/dev/null && VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(PY) -m vlmrobust.nbtools \
+	    2>/dev/null && VLMROBUST_PROGRESS=$${VLMROBUST_PROGRESS:-line} VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(PY) -m vlmrobust.nbtools \
 	    until-resolved --kernel $(KERNEL) build/nb/$(1).prepared.ipynb $$out; \
 	else \
-	  VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks \
+	  VLMROBUST_PROGRESS=$${VLMROBUST_PROGRESS:-line} VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks \
 	    $${pfile:+-f $$pfile} build/nb/$(1).ipynb $$out; \
 	fi
 endef
@@ -118,11 +118,19 @@ endef
 run: $(STAMP)  ## run every notebook with default parameters (outputs: executed/, results/; nothing committed changes)
 	@mkdir -p $(EXEC_DIR) build/nb
 	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,$(P),); done
+	@$(if $(UNTIL),,$(PY) -m vlmrobust.scorecard)
 	@$(if $(P)$(UNTIL),,$(PY) -m vlmrobust.nbtools compare-figures $(RESULTS)/figures figures $(if $(NB),--only $(NB)))
 
 figures: $(STAMP)  ## rerun the notebooks (NB=<id> for one) with default parameters, rewriting the committed figures/
 	@mkdir -p $(EXEC_DIR) build/nb
 	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,,$(CURDIR)/figures); done
+	@$(if $(NB),,$(MAKE) --no-print-directory scorecard SCORECARD_FIGS=$(CURDIR)/figures)
+
+scorecard: $(STAMP)  ## run the variants the scorecard reads (blind twins, deciding variants) that have no results, then write results/scorecard.csv and its figure
+	@mkdir -p $(EXEC_DIR) build/nb
+	@set -e; for pair in $$($(PY) -m vlmrobust.scorecard --missing); do \
+	  nb=$${pair%%:*}; v=$${pair##*:}; $(call run_one,$$nb,$$v,); done
+	@$(if $(SCORECARD_FIGS),VLMROBUST_FIG_ROOT=$(SCORECARD_FIGS)) $(PY) -m vlmrobust.scorecard
 
 unit: $(STAMP)  ## library, layout and parameter tests (no notebook execution)
 	$(PY) -m pytest tests -q -p no:cacheprovider -n $(JOBS) --ignore=tests/after_smoke --ignore=tests/browser
@@ -130,7 +138,7 @@ unit: $(STAMP)  ## library, layout and parameter tests (no notebook execution)
 smoke: $(STAMP)  ## every notebook under params/smoke.yaml (papermill --prepare-only, pytest --nbval-lax), then reruns
 	@rm -rf $(SMOKE_DIR) && mkdir -p $(SMOKE_DIR)
 	$(PY) -m vlmrobust.nbtools prepare-smoke $(SMOKE_DIR)
-	OMP_NUM_THREADS=1 VLMROBUST_RESULTS_ROOT=$(CURDIR)/$(SMOKE_DIR)/results VLMROBUST_FIG_ROOT=$(CURDIR)/$(SMOKE_DIR)/figures \
+	OMP_NUM_THREADS=1 VLMROBUST_PROGRESS=$${VLMROBUST_PROGRESS:-line} VLMROBUST_RESULTS_ROOT=$(CURDIR)/$(SMOKE_DIR)/results VLMROBUST_FIG_ROOT=$(CURDIR)/$(SMOKE_DIR)/figures \
 	  $(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile --nbval-lax --nbval-cell-timeout=900 \
 	  $(SMOKE_DIR)/*.ipynb
 	OMP_NUM_THREADS=1 VLMROBUST_SMOKE_DIR=$(CURDIR)/$(SMOKE_DIR) $(PY) -m pytest -q -p no:cacheprovider tests/after_smoke

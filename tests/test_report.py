@@ -72,3 +72,21 @@ def test_lesson_runs_sit_beside_the_default_runs_and_the_index_links_the_course_
     link = re.search(r"<a href='([^']+)'>the course page</a>", page).group(1)
     assert link.endswith("docs/teaching.md") and (tmp_path / "site" / link).resolve() == (
         report.REPO_ROOT / "docs" / "teaching.md").resolve()
+
+
+def test_the_scorecard_comes_first(tmp_path):
+    from vlmrobust.scorecard import scorecard
+    from vlmrobust.stats.claims import Claim, claims_frame
+
+    ex = tmp_path / "executed"
+    ex.mkdir()
+    _executed(ex / "09_demo.ipynb")
+    res = tmp_path / "results"
+    assert "No scorecard yet" in report.build(ex, tmp_path / "site", res).read_text()
+    (res / "04_ras_attribution").mkdir(parents=True)
+    claims_frame([Claim("1. stability hides instability", "p", "tiny-base", "no vision", "interval below 0", -0.1,
+                        -0.2, -0.05, "m", "reproduced")]).to_csv(res / "04_ras_attribution/claims.csv", index=False)
+    scorecard(res).to_csv(res / "scorecard.csv", index=False)
+    page = report.build(ex, tmp_path / "site", res).read_text()
+    assert page.index("<h2>Scorecard</h2>") < page.index("<h2>Notebooks</h2>") < page.index('class="card"')
+    assert "1. stability hides instability" in page and "RAS: attribution" in page

@@ -27,7 +27,7 @@ from typing import Any
 
 from .paths import REPO_ROOT
 
-__all__ = ["notebook_card", "build", "main"]
+__all__ = ["notebook_card", "scorecard_section", "build", "main"]
 
 _THUMB_PX = 220
 
@@ -102,15 +102,47 @@ h1{font-size:1.6rem;margin-bottom:.2rem} p.lead{color:#555;margin-top:0}
 .meta{font-size:.85rem;color:#666;margin-bottom:.5rem} .meta span{margin-right:1.2rem}
 .bad{color:#b00020;font-weight:600} .thumbs{display:flex;flex-wrap:wrap;gap:.5rem}
 .thumbs img{border:1px solid #eee;border-radius:4px;max-height:160px}
+img.scorecard{max-width:100%;height:auto} table.claims{border-collapse:collapse;font-size:.8rem}
+table.claims td,table.claims th{padding:.15rem .4rem;border-bottom:1px solid #ddd;text-align:left}
 .runs{display:flex;flex-wrap:wrap;gap:1rem;align-items:stretch} .runs .card{flex:1 1 320px;margin:.5rem 0}
 """
 #: The course page the index links, relative to the repository root.
 TEACHING_PAGE = "docs/teaching.md"
 
 
-def build(executed: str | Path, out: str | Path) -> Path:
-    """Write the site for every ``*.ipynb`` in ``executed`` into ``out``; return the index page's path."""
+def scorecard_section(results: str | Path, out: Path) -> str:
+    """The index page's first section: the scorecard's figure, its counts per paper and every claim's row
+    (:mod:`vlmrobust.scorecard`, read from ``<results>/scorecard.csv``); a note when it is not written yet."""
+    import pandas as pd
+
+    from . import scorecard as sc
+
+    csv = Path(results) / "scorecard.csv"
+    if not csv.is_file():
+        return ("<h2>Scorecard</h2><p>No scorecard yet: <code>make run</code> writes it after the notebooks, "
+                "<code>make scorecard</code> adds the blind twins and the deciding variants.</p>")
+    card = pd.read_csv(csv, keep_default_na=False)
+    fig = Path(results) / "figures" / "scorecard" / "scorecard.png"
+    img = ""
+    if fig.is_file():
+        (out / "scorecard.png").write_bytes(fig.read_bytes())
+        img = '<p><a href="scorecard.png"><img class="scorecard" src="scorecard.png" alt="scorecard"></a></p>'
+    table = card[["notebook", "section", "claim", "default", "variant", "variant_verdict", "blind", "final", "why",
+                  "measured"]].to_html(index=False, escape=True, classes="claims", border=0)
+    return (f"<h2>Scorecard</h2><p class='lead'>Every claim of the four papers checked by the notebooks: its "
+            f"verdict on the default run, on the variant that decides it and on blind twins "
+            f"(<code>{html.escape(str(csv))}</code>).</p>{img}"
+            + sc.summary(card).to_html(escape=True, classes="claims", border=0)
+            + f"<details><summary>all {len(card)} rows</summary>{table}</details>")
+
+
+def build(executed: str | Path, out: str | Path, results: str | Path | None = None) -> Path:
+    """Write the site for every ``*.ipynb`` in ``executed`` into ``out``; return the index page's path.
+
+    The page opens with the scorecard of ``results`` (default: the results root), then the notebooks."""
     from nbconvert import HTMLExporter
+
+    from .paths import results_root
 
     executed, out = Path(executed), Path(out)
     # by notebook, its default run (``NN_slug.ipynb``) before its variants (``NN_slug.<variant>.ipynb``)
@@ -153,7 +185,8 @@ def build(executed: str | Path, out: str | Path) -> Path:
         "notebook's default run first and its variants beside it (<code>make run P=lesson</code> gives the course's "
         "lesson runs); click a title or a figure for the whole notebook. Teaching with these notebooks: "
         f"<a href='{html.escape(teaching)}'>the course page</a> (<code>{TEACHING_PAGE}</code>).</p>"
-        + "".join(items) + "</body></html>")
+        + scorecard_section(results if results is not None else results_root(), out)
+        + "<h2>Notebooks</h2>" + "".join(items) + "</body></html>")
     return index
 
 
