@@ -2,7 +2,7 @@
 the output columns and dtypes, ties, broadcasting, and tables large enough for the chunked and hashed paths.
 
 These tests were written to kill the mutants that `make mutants` found surviving in
-``analysis/ras/components.py``, ``analysis/ras/pairs.py`` and ``analysis/ras/attribution.py`` (see the README's
+``analysis/ras/components.py``, ``analysis/ras/pairs.py`` and ``analysis/ras/attribution.py`` (see docs/development.md,
 Testing section).
 """
 

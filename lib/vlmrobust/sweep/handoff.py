@@ -24,7 +24,9 @@ Parameter conventions, the same in every notebook:
   empty list means the notebook's default set (the ``evaluated`` organisms unless
   the notebook asks for another role).
 * ``items_source`` (str): ``"synth"`` (the synthetic benchmark), a VLMEvalKit
-  TSV file (``*.tsv``), an item table saved as parquet (``*.parquet``),
+  TSV file (``*.tsv``), a parquet file (``*.parquet``: an item table saved by
+  :func:`vlmrobust.data.save_items`, or any multiple-choice table with columns
+  ``question``, ``options``, ``answer`` and ``image``, read by :func:`vlmrobust.data.load_parquet`),
   ``split:<name>`` (a split saved by notebook 01, read from
   ``<results root>/splits/<name>.parquet``; see :mod:`vlmrobust.data.splits`), or
   ``hf:<dataset>[:<split>]`` (a Hugging Face dataset with the default column
@@ -195,7 +197,10 @@ def item_source(source: str, *, n_per_family: int = 10, seed: int = 0, image_siz
             items = store.read_split(where)[list(ITEM_COLUMNS)]
         else:
             items = pd.read_parquet(where)
-            items["options"] = items["options"].map(list)
+            if set(ITEM_COLUMNS) <= set(items.columns):  # an item table (data.save_items)
+                items["options"] = items["options"].map(list)
+            else:  # any multiple-choice table: question, options, answer, image (data.load_parquet)
+                items = data.load_parquet(where)
         items = items.head(max_items) if max_items else items
     else:
         name, _, split = where.partition(":")
