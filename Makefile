@@ -126,9 +126,9 @@ figures: $(STAMP)  ## rerun the notebooks (NB=<id> for one) with default paramet
 	@set -e; for id in $(if $(NB),$(NB),$(NB_IDS)); do $(call run_one,$$id,,$(CURDIR)/figures); done
 	@$(if $(NB),,$(MAKE) --no-print-directory scorecard SCORECARD_FIGS=$(CURDIR)/figures)
 
-scorecard: $(STAMP)  ## run the variants the scorecard reads (blind twins, deciding variants) that have no results, then write results/scorecard.csv and its figure
+scorecard: $(STAMP)  ## run the blind and deciding variants the scorecard reads that have no results (ALL=1: the Bench-C-scale ones too), then write results/scorecard.csv and its figure
 	@mkdir -p $(EXEC_DIR) build/nb
-	@set -e; for pair in $$($(PY) -m vlmrobust.scorecard --missing); do \
+	@set -e; for pair in $$($(PY) -m vlmrobust.scorecard --missing $(if $(ALL),--all)); do \
 	  nb=$${pair%%:*}; v=$${pair##*:}; $(call run_one,$$nb,$$v,); done
 	@$(if $(SCORECARD_FIGS),VLMROBUST_FIG_ROOT=$(SCORECARD_FIGS)) $(PY) -m vlmrobust.scorecard
 

@@ -63,6 +63,9 @@ DECIDING = {
     "08_reliability_card": ("controls", "benchc"),
 }
 
+#: Deciding variants too long for ``make scorecard`` by default (Bench-C scale, the large pool): ``ALL=1`` adds them.
+LONG_RUNS = {("01_dataset_selection", "large"), ("04_ras_attribution", "benchc"), ("08_reliability_card", "benchc")}
+
 COLUMNS = ("paper", "notebook", "section", "claim", "default", "variant", "variant_verdict", "blind",
            "blind_subject", "final", "why", "measured", "decide")
 
@@ -122,11 +125,12 @@ def scorecard(root: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def missing_runs(root: str | Path | None = None) -> list[tuple[str, str]]:
-    """The (notebook, variant) runs the scorecard reads (blind twins and :data:`DECIDING`) without results."""
+def missing_runs(root: str | Path | None = None, *, long: bool = False) -> list[tuple[str, str]]:
+    """The (notebook, variant) runs the scorecard reads (blind twins and :data:`DECIDING`) without results;
+    those of :data:`LONG_RUNS` only when ``long``."""
     root = Path(root) if root is not None else paths.results_root()
     return [(nb, v) for nb in NOTEBOOKS for v in ("blind", *DECIDING[nb])
-            if not (root / "variants" / v / nb / "claims.csv").is_file()]
+            if not (root / "variants" / v / nb / "claims.csv").is_file() and (long or (nb, v) not in LONG_RUNS)]
 
 
 def blind_passes(card: pd.DataFrame) -> pd.DataFrame:
@@ -228,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-figure", action="store_true")
     ap.add_argument("--missing", action="store_true",
                     help="only print the NB:variant runs the scorecard reads that have no results yet")
+    ap.add_argument("--all", action="store_true", help="with --missing: the long runs too (LONG_RUNS)")
     ap.add_argument("--readme", default="", metavar="CSV",
                     help="rewrite the README's scorecard table from this scorecard (figures/scorecard/scorecard.csv)")
     a = ap.parse_args(argv)
@@ -238,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rewrote the scorecard table of {readme} from {a.readme}")
         return 0
     if a.missing:
-        print(" ".join(f"{nb}:{v}" for nb, v in missing_runs(root)))
+        print(" ".join(f"{nb}:{v}" for nb, v in missing_runs(root, long=a.all)))
         return 0
     card = scorecard(root)
     if card.empty:
