@@ -98,6 +98,16 @@ def shift_above_zero(values: np.ndarray, in_split: np.ndarray, *, n_boot: int, r
     return Decision(value, lo, hi, above(lo, hi, 0.0), 0.0, np.inf, len(x))
 
 
+def _mean_above_zero(x: np.ndarray, n_boot: int, rng: np.random.Generator, ci: float) -> Decision:
+    """The mean of ``x`` with its bootstrap interval over the items; reproduced when the interval lies above 0."""
+    if not len(x):
+        return _nan_decision(0, 0.0)
+    lo = hi = np.nan
+    if n_boot:
+        lo, hi = interval_of(resample_counts(len(x), n_boot, rng) @ x / len(x), ci)
+    return Decision(float(x.mean()), lo, hi, above(lo, hi, 0.0), 0.0, np.inf, len(x))
+
+
 def chance_easy(K: np.ndarray, n_selectors: int) -> np.ndarray:
     """Per item, the probability that more than half of ``n_selectors`` guessing selectors answer it right on the
     clean image (Binomial(n, 1/K) above n/2): the clean-easy share that chance alone gives."""
@@ -110,12 +120,7 @@ def easy_above_chance(easy: np.ndarray, chance: np.ndarray, *, n_boot: int, rng:
     """§IV-C "an initially easy sample can score highly": over the top-κ items, the clean-easy share minus the
     share guessing gives (:func:`chance_easy`), bootstrap over those items; reproduced above 0."""
     x = np.asarray(easy, dtype=np.float64) - np.asarray(chance, dtype=np.float64)
-    if not len(x):
-        return _nan_decision(0, 0.0)
-    lo = hi = np.nan
-    if n_boot:
-        lo, hi = interval_of(resample_counts(len(x), n_boot, rng) @ x / len(x), ci)
-    return Decision(float(x.mean()), lo, hi, above(lo, hi, 0.0), 0.0, np.inf, len(x))
+    return _mean_above_zero(x, n_boot, rng, ci)
 
 
 def spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -146,12 +151,7 @@ def rank_below(kappa: np.ndarray, err: np.ndarray, rho_max: float, *, n_boot: in
 def share_above_zero(flags: np.ndarray, *, n_boot: int, rng: np.random.Generator, ci: float = 0.95) -> Decision:
     """The share of ``flags`` that are true, bootstrap over the items; reproduced when above 0."""
     x = np.asarray(flags, dtype=np.float64)
-    if not len(x):
-        return _nan_decision(0, 0.0)
-    lo = hi = np.nan
-    if n_boot:
-        lo, hi = interval_of(resample_counts(len(x), n_boot, rng) @ x / len(x), ci)
-    return Decision(float(x.mean()), lo, hi, above(lo, hi, 0.0), 0.0, np.inf, len(x))
+    return _mean_above_zero(x, n_boot, rng, ci)
 
 
 def concentration(onehot: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -256,12 +256,7 @@ def paired_above_zero(a: np.ndarray, b: np.ndarray, *, n_boot: int, rng: np.rand
                       ci: float = 0.95) -> Decision:
     """Mean of the paired per-item difference ``a − b``, bootstrap over the items; reproduced above 0."""
     x = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if not len(x):
-        return _nan_decision(0, 0.0)
-    lo = hi = np.nan
-    if n_boot:
-        lo, hi = interval_of(resample_counts(len(x), n_boot, rng) @ x / len(x), ci)
-    return Decision(float(x.mean()), lo, hi, above(lo, hi, 0.0), 0.0, np.inf, len(x))
+    return _mean_above_zero(x, n_boot, rng, ci)
 
 
 def combine_decisions(parts: list[Decision]) -> str:
