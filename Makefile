@@ -34,7 +34,7 @@ UNTIL       ?=
 # test processes run side by side (pytest-xdist): one per core by default
 JOBS        ?= auto
 
-.PHONY: help install lock-check lock test-latest sync lab run figures scorecard test unit smoke browser browser-deps report bench zoo lint paper-dry gpu-check clean distclean
+.PHONY: help install lock-check lock test-latest sync lab run figures scorecard test unit smoke browser browser-deps report instructor bench zoo lint paper-dry gpu-check clean distclean
 
 help:  ## list the targets
 	@echo "vlmrobust — reproducible notebooks on how vision-language models fail under corruption"
@@ -106,12 +106,12 @@ define run_one
 	echo "== $(1) $(if $(2),[$(2)],[default]) -> $$root"; \
 	$(VENV)/bin/jupytext -q --to ipynb -o build/nb/$(1).ipynb notebooks/$(1).py; \
 	if [ "$(UNTIL)" = resolve ]; then \
-	  $(VENV)/bin/papermill --prepare-only $${pfile:+-f $$pfile} build/nb/$(1).ipynb build/nb/$(1).prepared.ipynb \
+	  $(VENV)/bin/papermill --prepare-only $${pfile:+-f $$pfile -p variant $(2)} build/nb/$(1).ipynb build/nb/$(1).prepared.ipynb \
 	    2>/dev/null && VLMROBUST_PROGRESS=$${VLMROBUST_PROGRESS:-line} VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(PY) -m vlmrobust.nbtools \
 	    until-resolved --kernel $(KERNEL) build/nb/$(1).prepared.ipynb $$out; \
 	else \
 	  VLMROBUST_PROGRESS=$${VLMROBUST_PROGRESS:-line} VLMROBUST_RESULTS_ROOT=$$root VLMROBUST_FIG_ROOT=$(3) $(VENV)/bin/papermill -k $(KERNEL) --cwd notebooks \
-	    $${pfile:+-f $$pfile} build/nb/$(1).ipynb $$out; \
+	    $${pfile:+-f $$pfile -p variant $(2)} build/nb/$(1).ipynb $$out; \
 	fi
 endef
 
@@ -161,6 +161,9 @@ gpu-check: $(STAMP)  ## on a machine with a CUDA GPU: the twins there, notebook 
 
 report: $(STAMP)  ## a static site of the executed notebooks (after `make run`): open report/index.html
 	$(PY) -m vlmrobust.report $(EXEC_DIR) report
+
+instructor: $(STAMP)  ## run every lesson unchanged and with each exercise's change; rewrite docs/instructor.md (~40 min)
+	$(PY) -m vlmrobust.course --out docs/instructor.md $(if $(NB),--only $(NB))
 
 bench: $(STAMP)  ## run the benchmarks in bench/ (each prints ratios against its peer)
 	@set -e; for b in $(sort $(wildcard bench/*.py)); do echo "== $$b"; $(PY) $$b; done

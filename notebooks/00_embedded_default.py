@@ -46,8 +46,10 @@ models: list = []  # zoo organisms to show (names or role:<role>); empty: every 
 n_heldout: int = 20  # held-out items per family scored by every organism
 heldout_seed: int = 424242  # seed of the held-out items (no training run uses it)
 torch_threads: int = 0  # torch threads while scoring the held-out items (0 keeps torch's default; 1 on shared machines)
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 seed = params.check("seed", seed, int, lo=0)
 n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
 image_size = params.check("image_size", image_size, int, lo=synth.MIN_SIZE, hi=1024)

@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import data, figures, paths, repro, sweep
+from vlmrobust import data, figures, params, paths, repro, sweep
 from vlmrobust.analysis import selection
 from vlmrobust.data import splits as store
 
@@ -62,8 +62,10 @@ n_boot: int = 1000  # bootstrap resamples for the intervals of the checks
 ci: float = 0.95  # bootstrap interval coverage
 difficulty_rho_max: float = 0.5  # "κ is not difficulty" holds when ρ(κ, clean error)'s interval is below this
 scaling_sizes: list = [1000, 4000, 16000]  # synthetic pool sizes timed in the scaling section
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 P = selection.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 if not P.models:
     print("the zoo holds no evaluated organism: the evaluated-model Gini is skipped")

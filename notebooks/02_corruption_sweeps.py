@@ -44,8 +44,10 @@ n_fog_scenes: int = 200  # synthetic scenes for the ImageNet-C fog <-> metres ta
 fog_scene_size: int = 64  # side of those scenes in pixels
 convention: str = "2%"  # Koschmieder contrast threshold: "2%" (K 3.912) or "5%" (K 2.996)
 manifest: str = "default"  # manifest tabulated below (corrupt.manifest_names()); 03-07 take theirs as a parameter
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 seed = params.check("seed", seed, int, lo=0)
 scene_family = params.check("scene_family", scene_family, str, choices=[f for f in synth.FAMILIES if f != "chart"])
 image_size = params.check("image_size", image_size, int, lo=corrupt.MIN_SIDE, hi=512)

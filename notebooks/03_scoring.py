@@ -54,8 +54,10 @@ example_items: int = 4  # items shown as clean-vs-corrupted distributions
 executor: str = "local"  # where shards run: local (this process) or dask (a LocalCluster, or dask_scheduler)
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
 dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 MODELS = sweep.resolve_models(models)
 sweep.item_source_kind(items_source)  # checks the source before any work
 n_per_family = params.check("n_per_family", n_per_family, int, lo=1, hi=100_000)
@@ -365,4 +367,4 @@ score.exercise_03_3(pred, method)
 # that at the last contrast level (all models pooled) and passes when blur keeps at least 0.3 more.
 
 # %%
-score.exercise_03_4(pred)
+score.exercise_03_4(pred, perturbations, UNCHANGED)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import corrupt, figures, paths, repro, schema, sweep
+from vlmrobust import corrupt, figures, params, paths, repro, schema, sweep
 from vlmrobust.analysis import ras
 
 NB_ID = "04_ras_attribution"
@@ -51,8 +51,10 @@ mixed_tol: float = 0.0  # a cell is "mixed" when R_c < -mixed_tol and R_w > mixe
 sim_models: int = 4  # simulate only: number of simulated models
 sim_damage: float = 1.0  # simulate only: strength of the corruption effect (0: no vision, the claims' null)
 sim_items: int = 300  # simulate only: number of simulated questions
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 P = ras.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 FAMILY = {p: corrupt.info(p).family for p in P.perturbations}
 OUT = paths.results_dir(NB_ID)

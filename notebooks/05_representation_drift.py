@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import attack, corrupt, data, figures, paths, probes, repro, sweep
+from vlmrobust import attack, corrupt, data, figures, params, paths, probes, repro, sweep
 from vlmrobust import models as vlm_models
 from vlmrobust.analysis import drift
 from vlmrobust.corrupt import controls, frequency
@@ -77,8 +77,10 @@ executor: str = "local"  # where shards run: local (this process) or dask (a Loc
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
 dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 progress: bool = True  # progress bars
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 P = drift.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 ALL_REGIMES = probes.REGIMES + probes.VISION_PROBES
 METHODS = None if P.method == "default" else [P.method]
@@ -593,4 +595,4 @@ drift.exercise_05_2(floor, P.dtype)
 # TextOverlay IFR is not lower than the smallest rung's by more than 0.05.
 
 # %%
-drift.exercise_05_3(t5)
+drift.exercise_05_3(t5, P.size_ladder, drift.Params.resolve(UNCHANGED).as_dict())  # against the unchanged run

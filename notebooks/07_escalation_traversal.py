@@ -75,8 +75,10 @@ index_gap: float = 0.05  # a difference of RCI or T-RCI this large counts as dif
 direction_gap: float = 0.05  # a spread of T-RCI over directions this large counts as direction dependence
 n_boot: int = 100  # question resamples for the intervals (and permutations for the dataset null)
 ci: float = 0.95  # coverage of the bootstrap intervals
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 P = escalation.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 TRAV = {esc.DIRECTION_LABELS[d]: name for d, name in esc.traversal_names(fill).items()}  # TD -> perturbation
 SHARE = dict(zip(levels, (esc.TRAVERSAL_SHARES[lv - 1] for lv in levels), strict=True))

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from vlmrobust import depth, figures, paths, probes, repro, sweep
+from vlmrobust import depth, figures, params, paths, probes, repro, sweep
 from vlmrobust.analysis import card
 from vlmrobust.corrupt import escalation as esc
 from vlmrobust.models import zoo
@@ -65,8 +65,10 @@ executor: str = "dask"  # where shards run: local (this process) or dask (a Loca
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
 dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 progress: bool = True  # progress bars
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 P = card.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 CONDITIONS = card.card_conditions(P.imagenet_c, P.severities, ladder_levels=P.ladder_levels,
                                   visibility_levels=P.visibility_levels)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlmrobust import corrupt, exercises, nbtools, score, synth
+from vlmrobust import corrupt, exercises, nbtools, params, score, synth
 from vlmrobust.analysis import card, drift, escalation, ras, selection, visibility
 from vlmrobust.analysis.escalation.indices import TRCI_TERMS
 
@@ -189,6 +189,10 @@ def test_03_4_colour_survives_blur_not_contrast():
     _check(score.exercise_03_4(_colour(0.5, 0.5)), False)
     no_contrast = _colour(1.0, 0.25).query("perturbation != 'contrast'")
     _check(score.exercise_03_4(no_contrast), False)
+    default = params.unchanged_run("03_scoring")  # every corruption: blur and contrast already there
+    _check(score.exercise_03_4(_colour(1.0, 0.25), default["perturbations"], default), False)
+    lesson = params.unchanged_run("03_scoring", "lesson")
+    _check(score.exercise_03_4(_colour(1.0, 0.25), [*lesson["perturbations"], "contrast"], lesson), True)
 
 
 # ----------------------------------------------------------------------------- 04
@@ -268,6 +272,10 @@ def test_05_3_scale_raises_accuracy_not_robustness():
     _check(drift.exercise_05_3(_t5(0.58)), True)
     _check(drift.exercise_05_3(_t5(0.58, sizes=(117600.0, 604032.0))), False)  # two rungs: not tried
     _check(drift.exercise_05_3(_t5(0.30)), False)  # the top rung flips far less: the finding fails
+    default = drift.Params.resolve(params.unchanged_run("05_representation_drift")).as_dict()
+    _check(drift.exercise_05_3(_t5(0.58), default["size_ladder"], default), False)  # the default: 3 rungs already
+    lesson = drift.Params.resolve(params.unchanged_run("05_representation_drift", "lesson")).as_dict()
+    _check(drift.exercise_05_3(_t5(0.58), ["ladder-48", "ladder-64", "ladder-96"], lesson), True)
 
 
 # ----------------------------------------------------------------------------- 06
@@ -285,6 +293,25 @@ def test_06_1_the_aware_organism_abstains_in_murky_air():
     rows = _signal_rows("aware", "abstain", [0, 0, 0, 0, 0, 0, 0, 0.1, 0.2])
     rows += _signal_rows("tiny-letters-long", "abstain", [0] * 9)
     _check(visibility.exercise_06_1(pd.DataFrame(rows)), False)
+
+
+def _unchanged06(variant=""):
+    return visibility.Params.resolve(params.unchanged_run("06_visibility_blind_spots", variant)).as_dict()
+
+
+def test_06_1_and_06_2_say_not_tried_on_the_unchanged_runs():
+    """The default run holds every control: without a change the checks say "not tried yet", never PASSED."""
+    aware = _signal_rows("aware", "abstain", [0, 0, 0, 0, 0, 0.2, 0.6, 0.9, 1.0])
+    aware += _signal_rows("tiny-letters-long", "abstain", [0] * 9)
+    talker = _signal_rows("talker", "verbal", [0.89, 0.84, 0.84, 0.97, 0.69, 0.58, 0.58, 0.58, 0.58])
+    talker += _signal_rows("talker-90", "verbal", [0.9] * 9)
+    default, lesson = _unchanged06(), _unchanged06("lesson")
+    for check, rows, control in ((visibility.exercise_06_1, aware, "aware"),
+                                 (visibility.exercise_06_2, talker, "talker-90")):
+        r = check(pd.DataFrame(rows), default["models"], default)
+        _check(r, False)
+        assert r.message.startswith("NOT TRIED YET") and r.shown
+        _check(check(pd.DataFrame(rows), [*lesson["models"], control], lesson), True)
 
 
 def test_06_2_the_constant_talker_cannot_follow_visibility():
@@ -306,6 +333,21 @@ def test_06_3_the_extended_range_locates_the_fall():
     _check(visibility.exercise_06_3(_spots(["=", "≥"], [1800.0, 16000.0]), "extended"), True)
     _check(visibility.exercise_06_3(_spots(["≥", "≥"], [250.0, 250.0]), "paper"), False)
     _check(visibility.exercise_06_3(_spots(["=", "≥"], [40.0, 16000.0]), "extended"), False)
+    located = _spots(["=", "≥"], [1800.0, 16000.0])
+    r = visibility.exercise_06_3(located, "extended", params.unchanged_run("06_visibility_blind_spots"))
+    _check(r, False)  # the default range is the extended one: nothing was changed
+    assert r.message.startswith("NOT TRIED YET")
+    _check(visibility.exercise_06_3(located, "extended", params.unchanged_run("06_visibility_blind_spots", "lesson")),
+           True)
+
+
+def test_changed_compares_with_the_unchanged_run():
+    unchanged = {"models": ["a", "b"], "level": 3}
+    assert not exercises.changed(unchanged, "models", ["b", "a"])  # the order of a list changes nothing
+    assert exercises.changed(unchanged, "models", ["a", "b", "c"]) and exercises.changed(unchanged, "level", 4)
+    assert exercises.changed(None, "level", 3)  # no unchanged run known: every value counts as a change
+    with pytest.raises(KeyError, match="no parameter 'nope'"):
+        exercises.changed(unchanged, "nope", 1)
 
 
 # ----------------------------------------------------------------------------- 07

@@ -86,3 +86,33 @@ def test_check_list():
         params.check_list("levels", "12", int)
     with pytest.raises(params.ParameterError, match="repeated"):
         params.check_list("levels", [1, 1], int)
+
+
+def test_use_variant_loads_a_lesson_in_one_step(monkeypatch):
+    """``variant = "lesson"`` in the parameters cell: the file's values, except where the notebook was edited."""
+    from vlmrobust import nbtools, params
+
+    monkeypatch.delenv("VLMROBUST_RESULTS_ROOT", raising=False)
+    nb = "06_visibility_blind_spots"
+    lesson = nbtools.read_params_file(paths.params_dir() / nb / "lesson.yaml")
+    ns = nbtools.parameters(nb) | {"variant": "lesson", "n_boot": 7}  # the student set n_boot by hand
+    unchanged = params.use_variant(nb, ns)
+    assert ns["n_boot"] == 7 and unchanged["n_boot"] == lesson["n_boot"]
+    assert all(ns[k] == v for k, v in lesson.items() if k != "n_boot")
+    assert paths.results_root() == paths.REPO_ROOT / "results" / "variants" / "lesson"  # kept apart, as make does
+    ns["variant"] = ""
+    assert params.use_variant(nb, ns) == nbtools.parameters(nb)
+    assert paths.results_root() == paths.REPO_ROOT / "results"  # back to the default run's folder
+    with pytest.raises(params.ParameterError, match=r"no params/06_visibility_blind_spots/lessons\.yaml.*'lesson'"):
+        params.use_variant(nb, ns | {"variant": "lessons"})
+    with pytest.raises(params.ParameterError, match="'variant' must be str"):
+        params.use_variant(nb, ns | {"variant": 3})
+
+
+def test_use_variant_leaves_a_results_root_set_by_make(monkeypatch, tmp_path):
+    from vlmrobust import nbtools, params
+
+    monkeypatch.setenv("VLMROBUST_RESULTS_ROOT", str(tmp_path))
+    ns = nbtools.parameters("03_scoring") | {"variant": "lesson"}
+    params.use_variant("03_scoring", ns)
+    assert paths.results_root() == tmp_path

@@ -14,7 +14,13 @@ The contract of every check:
   set to the value the exercise asks for, a cell edited), ``shown`` whether the run shows what the exercise
   is about, and ``passed`` is both; ``expected`` states the rule, ``measured`` what this run gives;
 * it never raises on a run without the change: the unchanged notebook reports "not tried yet" together with
-  what the unchanged run shows, so the default, smoke, lesson and paper runs all execute every check cell.
+  what the unchanged run shows, so the default, smoke, lesson and paper runs all execute every check cell;
+* where the exercise's value may already be the notebook's own (the default run holds every organism and
+  the extended visibility range, for instance), ``done`` also asks that the parameter differs from the
+  *unchanged run* (:func:`vlmrobust.params.use_variant`'s ``UNCHANGED``: the defaults with the variant in
+  force over them), through :func:`changed`, so that a run nobody changed never says PASSED. A parameter the
+  notebook resolves (``models: []`` reads as the zoo's default organisms) is compared resolved:
+  ``<package>.Params.resolve(UNCHANGED)``.
 
 Its text (the cell's output) names the exercise, the rule, what the run measured and the verdict. Intervals
 are 95 % normal-approximation intervals over questions unless a check says otherwise.
@@ -25,7 +31,9 @@ Each check lives beside its analysis, in the ``exercises`` module of the package
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +71,23 @@ class Result:
 
 def result(code: str, title: str, done, shown, expected: str, measured: str, todo: str) -> Result:
     return Result(code, title, bool(done), bool(shown), expected, measured, todo)
+
+
+def changed(unchanged: Mapping[str, Any] | None, name: str, value: Any) -> bool:
+    """Whether parameter ``name`` holds ``value`` where the unchanged run held another value.
+
+    ``unchanged`` is the notebook's ``UNCHANGED`` (:func:`vlmrobust.params.use_variant`); ``None`` means the
+    caller knows no unchanged run, and every value counts as a change. Lists compare as sets (the order of
+    ``models`` changes no result the checks read).
+    """
+    if unchanged is None:
+        return True
+    if name not in unchanged:
+        raise KeyError(f"the unchanged run has no parameter {name!r}")
+    before = unchanged[name]
+    if isinstance(value, (list, tuple)) and isinstance(before, (list, tuple)):
+        return set(map(repr, value)) != set(map(repr, before))
+    return value != before
 
 
 def mean_ci(x) -> tuple[float, float, float]:

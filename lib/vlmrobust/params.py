@@ -12,17 +12,22 @@ the checked values as ``P.<name>``.
 * :class:`Params` is a notebook's checked parameters: a subclass declares its
   ``RULES`` (name → rule, in the parameters cell's order), and the sweep
   parameters that several notebooks share are declared once, in
-  :func:`vlmrobust.sweep.sweep_rules`.
+  :func:`vlmrobust.sweep.sweep_rules`;
+* :func:`use_variant` applies a parameter variant (``params/<notebook>/<variant>.yaml``) named by the
+  notebook's ``variant`` parameter, and returns the values of the *unchanged run* (the notebook's defaults
+  with the variant's file over them), which the exercise checks compare a run with.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-__all__ = ["ParameterError", "Params", "Rule", "check", "check_list", "check_range", "many", "one"]
+__all__ = ["ParameterError", "Params", "Rule", "check", "check_list", "check_range", "many", "one", "unchanged_run",
+           "use_variant"]
 
 #: A rule: ``rule(name, value, checked)`` returns the checked value or raises :class:`ParameterError`;
 #: ``checked`` holds the parameters checked before it, by name.
@@ -167,6 +172,8 @@ class Params:
         checked: dict[str, Any] = {}
         for name, rule in cls.RULES.items():
             checked[name] = rule(name, namespace[name], checked)
+        if "variant" in namespace and "variant" not in cls.RULES:  # every notebook's last parameter
+            checked["variant"] = check("variant", namespace["variant"], str)
         return cls(checked)
 
     def __getattr__(self, name: str) -> Any:
@@ -184,3 +191,59 @@ class Params:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"
+
+
+def unchanged_run(nb_id: str, variant: str = "") -> dict[str, Any]:
+    """The parameter values of notebook ``nb_id``'s unchanged run: its defaults, with ``variant``'s file over them.
+
+    ``variant`` names a file of ``params/<nb_id>/`` without ``.yaml`` (``"lesson"``, ``"paper"``, ...); ``""``
+    is the default run. A variant that does not exist, or whose file sets a parameter the notebook does not
+    have, raises :class:`ParameterError` naming the variants there are.
+    """
+    from . import nbtools, paths
+
+    values = nbtools.parameters(nb_id)
+    if not variant:
+        return values
+    folder = paths.params_dir() / nb_id
+    path = folder / f"{variant}.yaml"
+    if not path.is_file():
+        there = sorted(p.stem for p in folder.glob("*.yaml"))
+        raise ParameterError(f"parameter 'variant' = {variant!r}: there is no {path.relative_to(paths.REPO_ROOT)}; "
+                             f"the variants of {nb_id} are {there}")
+    overrides = nbtools.read_params_file(path)
+    unknown = sorted(set(overrides) - set(values))
+    if unknown:
+        raise ParameterError(f"{path.name} of {nb_id} sets unknown parameter(s) {unknown}")
+    return {**values, **overrides}
+
+
+def use_variant(nb_id: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Apply the variant named by ``namespace["variant"]`` and return the unchanged run's values.
+
+    This is how a notebook runs a variant in JupyterLab in one step: set ``variant = "lesson"`` in the
+    parameters cell and *Run All*. Every parameter the variant's file sets takes the file's value unless the
+    notebook already holds another value than its default there (your own edits, and papermill's injected
+    parameters, win), and the run's tables and figures go to ``results/variants/<variant>/``, as ``make run
+    P=<variant>`` puts them, unless ``VLMROBUST_RESULTS_ROOT`` is set. With ``variant = ""`` nothing changes.
+    """
+    from . import nbtools, paths
+
+    variant = check("variant", namespace.get("variant", ""), str)
+    unchanged = unchanged_run(nb_id, variant)
+    if variant:
+        defaults = nbtools.parameters(nb_id)
+        for name, value in unchanged.items():
+            if name in namespace and namespace[name] == defaults[name]:
+                namespace[name] = value
+        if not os.environ.get("VLMROBUST_RESULTS_ROOT") or os.environ["VLMROBUST_RESULTS_ROOT"] in _ROOTS_SET:
+            root = str(paths.REPO_ROOT / "results" / "variants" / variant)
+            os.environ["VLMROBUST_RESULTS_ROOT"] = root
+            _ROOTS_SET.add(root)
+    elif os.environ.get("VLMROBUST_RESULTS_ROOT") in _ROOTS_SET:  # back to the default run in the same kernel
+        del os.environ["VLMROBUST_RESULTS_ROOT"]
+    return unchanged
+
+
+#: results roots :func:`use_variant` set itself (so that going back to ``variant = ""`` undoes them)
+_ROOTS_SET: set[str] = set()

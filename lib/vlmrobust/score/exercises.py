@@ -5,10 +5,13 @@ through its face, ``score.exercise_03_<k>(...)``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from ..exercises import Result, is_letter_model, result
+from ..exercises import Result, changed, is_letter_model, result
 
 __all__ = ["exercise_03_1", "exercise_03_2", "exercise_03_3", "exercise_03_4"]
 
@@ -55,13 +58,20 @@ def exercise_03_3(pred: pd.DataFrame, method: str) -> Result:
                    f"method {method}; clean accuracy " + ", ".join(f"{m} {acc[m]:.2f}" for m in acc.index)
                    + f"; chance {chance:.2f}", 'set method: "loglik"')
 
-def exercise_03_4(pred: pd.DataFrame) -> Result:
-    """Colour survives blur but not contrast loss (per-family curves)."""
+def exercise_03_4(pred: pd.DataFrame, perturbations: Sequence[str] | None = None,
+                  unchanged: Mapping[str, Any] | None = None) -> Result:
+    """Colour survives blur but not contrast loss (per-family curves).
+
+    Done when the run holds both corruptions and ``perturbations`` differs from the unchanged run's (the
+    default run keeps every corruption of its manifest, contrast and blur among them).
+    """
     col = pred[pred["task"] == "colour"]
     last = {p: col.loc[(col["perturbation"] == p) & (col["level"] == col.loc[col["perturbation"] == p, "level"].max()),
                        "correct"].mean() for p in ("defocus_blur", "contrast")}
     d = float(last["defocus_blur"] - last["contrast"])
-    return result("03.4", "colour under blur and contrast", {"defocus_blur", "contrast"} <= set(col["perturbation"]),
+    done = {"defocus_blur", "contrast"} <= set(col["perturbation"]) and changed(unchanged, "perturbations",
+                                                                                 perturbations)
+    return result("03.4", "colour under blur and contrast", done,
                    d >= 0.3, "colour accuracy at the last blur level minus at the last contrast level >= 0.3",
                    f"colour accuracy: blur {last['defocus_blur']:.2f}, contrast {last['contrast']:.2f} "
                    f"(difference {d:+.2f}; NaN: not in this run)", "set perturbations: [defocus_blur, contrast]")

@@ -5,9 +5,12 @@ through its face, ``drift.exercise_05_<k>(...)``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import pandas as pd
 
-from ...exercises import Result, result
+from ...exercises import Result, changed, result
 
 __all__ = ["exercise_05_1", "exercise_05_2", "exercise_05_3"]
 
@@ -31,10 +34,15 @@ def exercise_05_2(floor: pd.DataFrame, dtype: str) -> Result:
                    f"dtype {dtype or 'checkpoint'}: smallest drift / largest floor {ratio:.3g}",
                    'set dtype: "bfloat16"')
 
-def exercise_05_3(t5: pd.DataFrame) -> Result:
-    """Finding (iv) on three rungs: accuracy rises with size, the overlay flip rate does not fall."""
+def exercise_05_3(t5: pd.DataFrame, size_ladder: Sequence[str] | None = None,
+                  unchanged: Mapping[str, Any] | None = None) -> Result:
+    """Finding (iv) on three rungs: accuracy rises with size, the overlay flip rate does not fall.
+
+    Done when the run's table holds three rungs or more and ``size_ladder`` differs from the unchanged run's
+    (the default run's empty ladder already reads the zoo's three rungs).
+    """
     t = t5.sort_values("size")
-    done = len(t) >= 3 and t["size"].nunique() == len(t)
+    done = len(t) >= 3 and t["size"].nunique() == len(t) and changed(unchanged, "size_ladder", size_ladder)
     lo, hi = t.iloc[0], t.iloc[-1]
     shown = hi["base_acc"] > lo["base_acc"] and hi["TextOverlay IFR"] >= lo["TextOverlay IFR"] - 0.05
     return result("05.3", "scale does not buy robustness", done, shown,
@@ -42,4 +50,4 @@ def exercise_05_3(t5: pd.DataFrame) -> Result:
                    "by more than 0.05", f"{lo['model']} -> {hi['model']}: accuracy {lo['base_acc']:.1f} -> "
                    f"{hi['base_acc']:.1f} %, TextOverlay IFR {lo['TextOverlay IFR']:.3f} -> "
                    f"{hi['TextOverlay IFR']:.3f}",
-                   "set ladder: [ladder-48, ladder-64, ladder-96]")
+                   "set size_ladder: [ladder-48, ladder-64, ladder-96] (on the lesson variant, which has two rungs)")
