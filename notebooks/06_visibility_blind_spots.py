@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 from IPython.display import display
 
-from vlmrobust import corrupt, data, depth, figures, paths, repro, schema, sweep
+from vlmrobust import corrupt, data, depth, figures, params, paths, repro, schema, sweep
 from vlmrobust.analysis import visibility
 from vlmrobust.models import zoo
 from vlmrobust.models.prompts import CONFIDENCE_WORDINGS, TEMPLATES
@@ -73,8 +73,10 @@ executor: str = "dask"  # where shards run: local (this process) or dask (a Loca
 dask_workers: int = 2  # worker processes of the LocalCluster when executor is dask
 dask_scheduler: str = ""  # address of a running Dask scheduler to use instead of a LocalCluster ("" for none)
 progress: bool = True  # progress bars
+variant: str = ""  # a parameter file of params/<this notebook>/ applied over these defaults ("lesson", ...)
 
 # %%
+UNCHANGED = params.use_variant(NB_ID, globals())  # variant "lesson": the lesson in one step
 P = visibility.Params.resolve(globals())  # every parameter checked; the body reads P.<name>
 BASE = {m: visibility.base_name(m) for m in P.models}  # a blind twin blind:NAME has the zoo metadata of NAME
 BEHAVIOUR = {m: (zoo.meta(b).get("behaviour", "") if b in zoo.names() else "") for m, b in BASE.items()}
@@ -251,9 +253,12 @@ print("scoring methods: " + ", ".join(f"{m}: {k}" for m, k in methods_used.items
 # %% [markdown]
 # ## Every signal at every level (Tables IX–X, Figs. 3 and 8)
 #
-# At each level: accuracy; the **internal confidence**, the probability of the chosen option (here the
-# `confidence` column, renormalised over the answer options so that chance is exactly $1/K$; `token_prob`, the
-# same option's probability over the whole vocabulary, is the alternative parameter); the mean **verbalized
+# At each level: accuracy; the **internal confidence**, the probability of the chosen option, read as the
+# `internal` parameter says: `token_prob` (the default, as the paper's token-probability confidence) is its
+# answer token's probability over the whole vocabulary, `confidence` the same renormalised over the answer
+# options. The dotted chance line is $1/K$: exact for `confidence`; for `token_prob` a model that cannot tell
+# the options apart gives the chosen one $1/K$ of the mass the options hold, so the line is exact only as far as
+# the options hold all of it (the cell prints that share for this run). The mean **verbalized
 # confidence** over parsed answers, with its parse rate; the **abstain rate** with the main wording ("I cannot
 # tell, the image is too unclear to decide.") and with "I don't know" (abstain 2).
 
@@ -265,6 +270,11 @@ tables_9_10 = visibility.signal_tables(CUBE, MEANS)
 for task, label in [("t2", "Table IX: identification (t2)"), ("t3", "Table X: verification (t3)")]:
     print(label + "; NaN: not available (no parseable verbalized confidence)")
     display(tables_9_10[tables_9_10.task == task].round(2))
+mass = (PRED["token_prob"] / PRED["confidence"]).groupby(PRED["model"]).mean()  # the options' share of the vocabulary
+print(f"internal confidence read as {P.internal!r}; the answer options hold on average "
+      f"{mass.min():.4f} to {mass.max():.4f} of the probability mass (by model), so chance for "
+      f"{'token_prob' if P.internal == 'token_prob' else 'token_prob (not used here)'} lies at most "
+      f"{(1 - mass.min()):.2%} below the 1/K line")
 PARSE = visibility.parse_rate_table(visibility.condition_summary(PRED_VERBAL, PLAIN, internal=P.internal), ARMS)
 print("parse rate of the verbalized confidence ('Confidence: N') per level (clean only for models not swept):")
 display(PARSE.round(2))
@@ -442,6 +452,28 @@ figures.save(fig, NB_ID, "fig7-imagenet-fog-on-metre-axis")
 plt.show()
 
 # %% [markdown]
+# **Why notebook 02 puts the same severities at fewer metres.** Notebook 02 measures $V_{\mathrm{eq}}$ with the
+# synthetic sky infinitely far, so sky pixels take no part in $\bar t(V)$; here the arms' sky sits at
+# `sky_depth_m`, and its far pixels pull $\bar t(V)$ down, so the same measured gain needs a longer $V$. The
+# cell measures the same scenes both ways.
+
+# %%
+if math.isfinite(SKY_CAP) and P.items_source == "synth":
+    raw7 = SCENES_RAW.set_index("scene_id").loc[list(fog_sc.scene_id)]
+    _, TABLE7_FAR = visibility.imagenet_fog_visibility([data.load_image(r) for r in raw7.clean_ref],
+                                                       [data.load_depth(r) for r in raw7.depth_ref],
+                                                       list(raw7.index), seed=P.seed)
+    both = TABLE7[["severity", "mean_gain", "median_v_m"]].merge(
+        TABLE7_FAR[["severity", "median_v_m"]], on="severity", suffixes=("", "_sky_infinite"))
+    display(both.round(2))
+    print(f"severity 1: median V_eq {both.median_v_m.iloc[0]:.0f} m with the sky at {SKY_CAP:.0f} m (this "
+          f"notebook's arms), {both.median_v_m_sky_infinite.iloc[0]:.0f} m with the sky infinitely far (notebook "
+          f"02's measurement) on the same scenes and the same measured gains: the sky's depth alone moves it by a "
+          f"factor of {both.median_v_m.iloc[0] / both.median_v_m_sky_infinite.iloc[0]:.1f}")
+else:
+    print("the sky is infinitely far (sky_depth_m = 0) or the scenes are real: V_eq is measured as notebook 02 does")
+
+# %% [markdown]
 # ## Image controls (Table VIII)
 #
 # A uniform grey image with the box kept (**blank**) and a seeded derangement of the scenes (**shuffled**:
@@ -552,7 +584,7 @@ print(f"wrote {sorted(p.name for p in OUT.iterdir())}")
 # describes the models, not a law of the task.
 
 # %%
-visibility.exercise_06_1(tables_9_10)
+visibility.exercise_06_1(tables_9_10, P.models, visibility.Params.resolve(UNCHANGED).as_dict())
 
 # %% [markdown]
 # ### Exercise 2: The constant talker
@@ -566,7 +598,7 @@ visibility.exercise_06_1(tables_9_10)
 # confidence spans less than 0.02 over all levels while another model's moves by at least 0.05.
 
 # %%
-visibility.exercise_06_2(tables_9_10)
+visibility.exercise_06_2(tables_9_10, P.models, visibility.Params.resolve(UNCHANGED).as_dict())
 
 # %% [markdown]
 # ### Exercise 3: A visibility range that starts high enough
@@ -582,4 +614,4 @@ visibility.exercise_06_2(tables_9_10)
 # (not a bound) above 250 m.
 
 # %%
-visibility.exercise_06_3(SPOTS, P.visibility_range)
+visibility.exercise_06_3(SPOTS, P.visibility_range, UNCHANGED)
