@@ -14,8 +14,8 @@ import matplotlib
 
 from . import paths
 
-__all__ = ["PALETTE", "use_style", "save", "model_colors", "image_axes", "cov_ellipse", "compare_png",
-           "compare_folders"]
+__all__ = ["PALETTE", "use_style", "save", "model_colors", "model_styles", "legend_outside", "image_axes",
+           "cov_ellipse", "compare_png", "compare_folders"]
 
 #: Okabe–Ito colour-blind-safe palette (the default colour cycle).
 PALETTE = (
@@ -66,6 +66,38 @@ def model_colors(models) -> dict[str, str]:
     """A stable colour per model name, in the order given (:data:`PALETTE`, then :data:`PALETTE_MORE`)."""
     colours = PALETTE + PALETTE_MORE
     return {m: colours[i % len(colours)] for i, m in enumerate(models)}
+
+
+#: Markers paired with the colours, so that series stay apart in grey print and for colour-blind readers.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def model_styles(models) -> dict[str, dict[str, str]]:
+    """Line keyword arguments per model: its :func:`model_colors` colour, a marker, and a dashed line from the
+    ninth model on, so that no two of up to sixteen models share colour, marker and line together."""
+    colours = model_colors(models)
+    return {m: {"color": colours[m], "marker": MARKERS[i % len(MARKERS)],
+                "linestyle": "-" if i < len(PALETTE) else "--"} for i, m in enumerate(models)}
+
+
+def legend_outside(target, *, where: str = "right", **kw):
+    """A legend off the data: right of the axes (``where="right"``) or below the figure (``"below"``).
+
+    ``target`` is an axes (its own handles) or a figure (the handles of its first axes that has any, for one
+    legend shared by small multiples). Returns the legend.
+    """
+    from matplotlib.figure import Figure
+
+    if isinstance(target, Figure):
+        ax = next((a for a in target.axes if a.get_legend_handles_labels()[0]), target.axes[0])
+        handles, labels = ax.get_legend_handles_labels()
+        if where == "below":
+            return target.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                                 ncol=kw.pop("ncol", min(len(labels), 6) or 1), **kw)
+        return target.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), **kw)
+    if where == "below":
+        return target.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=kw.pop("ncol", 4), **kw)
+    return target.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), **kw)
 
 
 def image_axes(ax, title: str | None = None, *, frame: bool = True, **title_kw) -> None:
