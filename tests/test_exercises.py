@@ -86,6 +86,9 @@ def test_01_1_without_the_silent_selector_every_family_is_eligible():
     _check(selection.exercise_01_1(silent1, cov.assign(eligible=[4, 0]), ["sel-dropout", "sel-see", "sel-text"]),
            False)
     _check(selection.exercise_01_1(silent1, cov.assign(eligible=[4, 0]), ["sel-dropout", "sel-text"]), False)
+    blind = ["blind:sel-dropout", "blind:sel-see", "blind:sel-text"]  # the blind variant's own selectors
+    r = selection.exercise_01_1(silent, cov, blind, {"selectors": blind})
+    assert not r.done and r.message.startswith("NOT TRIED YET")
 
 
 def test_01_2_a_mild_corruption_empties_a_plus():

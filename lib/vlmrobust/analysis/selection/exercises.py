@@ -5,23 +5,30 @@ through its face, ``selection.exercise_01_<k>(...)``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...exercises import Result, result
+from ...exercises import Result, changed, result
 
 __all__ = ["exercise_01_1", "exercise_01_2", "exercise_01_3"]
 
 
-def exercise_01_1(silent: pd.DataFrame, coverage: pd.DataFrame, selectors: Sequence[str]) -> Result:
-    """Eq. 3 is an AND: remove the selector that is silent on whole families and they become eligible."""
+def exercise_01_1(silent: pd.DataFrame, coverage: pd.DataFrame, selectors: Sequence[str],
+                  unchanged: Mapping[str, Any] | None = None) -> Result:
+    """Eq. 3 is an AND: remove the selector that is silent on whole families and they become eligible.
+
+    Done when ``sel-text`` is left out and ``selectors`` differs from the unchanged run's (``unchanged``,
+    resolved; ``None``: from the zoo's selectors).
+    """
     from ...models import zoo
 
     lost = sorted(coverage.index[coverage["eligible"] == 0]) if len(coverage) else []
     silent_txt = ", ".join(f"{r.selector} on {r.family}" for r in silent.itertuples()) or "none"
-    done = sorted(selectors) != sorted(zoo.names("selector"))
+    before = {"selectors": zoo.names("selector")} if unchanged is None else unchanged
+    done = "sel-text" not in selectors and changed(before, "selectors", list(selectors))
     return result("01.1", "one selector decides eligibility", done, len(silent) == 0 and not lost,
                    "no selector is silent on a whole family, and every family keeps eligible questions",
                    f"selectors {list(selectors)}; silent: {silent_txt}; families without eligible questions: "
