@@ -97,7 +97,6 @@ SWEEP = dict(seed=P.seed, batch_size=P.batch_size, torch_threads=P.torch_threads
 repro.seed_everything(P.seed)
 torch.set_num_threads(P.torch_threads)
 OUT = paths.results_dir(NB_ID)
-COLORS = figures.model_colors(P.models)
 print(f"models: {P.models}; controls: {[m for m in P.models if ROLE[m] == 'control'] or 'none'}")
 print("behaviours: " + (", ".join(f"{m}: {b}" for m, b in BEHAVIOUR.items() if b) or "no control organism in the zoo "
                         "(no aware organism, no talker): the positive control and the verbal lens are not available"))
@@ -183,6 +182,7 @@ fig = visibility.figures.scene_figure(data.load_image(sc0.image_ref), data.load_
                                       data.load_image(SHUFFLED.image_ref[0]), seed=P.seed)
 figures.save(fig, NB_ID, "fig2-scene-under-degradations")
 plt.show()
+print(visibility.figures.scene_finding(data.load_depth(sc0.depth_ref)))
 
 # %% [markdown]
 # ## The sweeps
@@ -279,14 +279,15 @@ PARSE = visibility.parse_rate_table(visibility.condition_summary(PRED_VERBAL, PL
 print("parse rate of the verbalized confidence ('Confidence: N') per level (clean only for models not swept):")
 display(PARSE.round(2))
 
-fig = visibility.figures.signals_figure(CUBE, MEANS, COLORS, "t2", "Fig. 3: identification (t2), accuracy "
-                                        "and awareness signals against V (dotted: chance)")
+fig = visibility.figures.signals_figure(CUBE, MEANS, P.models, "t2", "Fig. 3: identification (t2), every signal "
+                                        "against V (dotted: chance)")
 figures.save(fig, NB_ID, "fig3-signals-vs-visibility-t2")
 plt.show()
-fig = visibility.figures.signals_figure(CUBE, MEANS, COLORS, "t3",
-                                        "Fig. 8: verification (t3), same conventions (chance 0.5)")
+print(visibility.figures.signals_finding(CUBE, MEANS, P.models, "t2"))
+fig = visibility.figures.signals_figure(CUBE, MEANS, P.models, "t3", "Fig. 8: verification (t3), same conventions")
 figures.save(fig, NB_ID, "fig8-signals-vs-visibility-t3")
 plt.show()
+print(visibility.figures.signals_finding(CUBE, MEANS, P.models, "t3"))
 
 # %% [markdown]
 # ## Two murky levels (Table IV)
@@ -316,7 +317,7 @@ display(table_4.round(2))
 # $$W = \log_{10}\frac{V_{\mathrm{acc}}}{V_{\mathrm{aware}}},$$
 #
 # positive when the signal reacts only in murkier air than accuracy. A signal that never reaches its mid-level
-# inside the sweep gives the lower bound $W \ge \log_{10}(V_{\mathrm{acc}}/V_{\min})$ ("≥", hatched bars);
+# inside the sweep gives the lower bound $W \ge \log_{10}(V_{\mathrm{acc}}/V_{\min})$ ("≥", arrows in Fig. 4);
 # accuracy already below its mid-level at the first level gives $V_{\mathrm{acc}} \ge V_1$. A clean abstain rate
 # above 0.5 makes W not interpretable, and so does a clean accuracy or confidence less than `min_gap` above
 # chance (n/a, no bar). Intervals: 95 % percentile bootstrap over **scenes** (both t3 questions of a scene,
@@ -339,6 +340,7 @@ print("a second bootstrap with the same seed gives identical intervals:",
 fig = visibility.figures.blind_spot_figure(SPOTS, P.models)
 figures.save(fig, NB_ID, "fig4-blind-spot-width")
 plt.show()
+print(visibility.figures.blind_spot_finding(SPOTS))
 
 # %% [markdown]
 # ### W from fitted curves (the project's reading)
@@ -382,6 +384,7 @@ display(REL_SUM.round(3))
 fig = visibility.figures.reliability_figure(REL, REL_SUM, P.models, P.murky_m)
 figures.save(fig, NB_ID, "fig5-reliability-murky-vs-clean")
 plt.show()
+print(visibility.figures.reliability_finding(REL_SUM, P.models, P.murky_m))
 
 # %% [markdown]
 # ## Abstaining under two wordings (Fig. 6), and the boxed object's own transmittance
@@ -399,11 +402,13 @@ plt.show()
 fig = visibility.figures.abstain_figure(CUBE, MEANS, P.models)
 figures.save(fig, NB_ID, "fig6-abstain-wordings")
 plt.show()
+print(visibility.figures.abstain_finding(CUBE, MEANS, P.models))
 
 ACC_T = visibility.accuracy_vs_transmittance(LONG, ARMS, LEVEL_OF)
-fig = visibility.figures.transmittance_figure(ACC_T, P.models, COLORS, min_n=5)
+fig = visibility.figures.transmittance_figure(ACC_T, P.models, min_n=5)
 figures.save(fig, NB_ID, "accuracy-vs-object-transmittance")
 plt.show()
+print(visibility.figures.transmittance_finding(ACC_T, P.models, min_n=5))
 
 # %% [markdown]
 # ## Verbalized confidence under three wordings (Table VI)
@@ -447,9 +452,10 @@ summ = visibility.condition_summary(PRED, ITEMS, internal=P.internal)
 table_7 = visibility.fog_severity_table(TABLE7, summ, CUBE, MEANS, P.models)
 display(table_7.round(3))
 
-fig = visibility.figures.imagenet_fog_figure(table_7, summ, CUBE, MEANS, P.models, COLORS)
+fig = visibility.figures.imagenet_fog_figure(table_7, summ, CUBE, MEANS, P.models)
 figures.save(fig, NB_ID, "fig7-imagenet-fog-on-metre-axis")
 plt.show()
+print(visibility.figures.imagenet_fog_finding(table_7, P.models))
 
 # %% [markdown]
 # **Why notebook 02 puts the same severities at fewer metres.** Notebook 02 measures $V_{\mathrm{eq}}$ with the
