@@ -113,34 +113,42 @@ display(overview)
 # $\rho \le c$, high-pass keep $\rho > c$ (and the mean).
 
 # %%
-def ladder(family: str):
+def ladder(family: str, max_cols: int = 9):
+    """One row per member (wrapped after ``max_cols`` images); returns the figure and, per member, the mean
+    absolute pixel change from clean at its last level (0-1 scale)."""
     members = corrupt.names(family)
-    n_cols = 1 + max(len(corrupt.info(n).levels) for n in members)
-    fig, axes = plt.subplots(len(members), n_cols, figsize=(1.05 * n_cols, 1.2 * len(members) + 0.3),
-                             squeeze=False)
+    n_cols = min(max_cols, 1 + max(len(corrupt.info(n).levels) for n in members))
+    first = np.cumsum([0] + [-(-(1 + len(corrupt.info(n).levels)) // n_cols) for n in members])  # first row each
+    fig, axes = plt.subplots(first[-1], n_cols, figsize=(0.8 * n_cols, 0.95 * first[-1] + 0.2), squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    change = {}
     for r, name in enumerate(members):
         m = corrupt.info(name)
-        for c in range(n_cols):
-            ax = axes[r, c]
+        for i, level in enumerate([0, *m.levels]):
+            ax = axes[first[r] + i // n_cols, i % n_cols]
+            ax.axis("on")
             figures.image_axes(ax, frame=False)
-            if c > len(m.levels):
-                ax.axis("off")
-                continue
-            level = 0 if c == 0 else m.levels[c - 1]
             out = corrupt.apply(IMG, name, level, seed=seed, key="showcase", depth=DEPTH)
             ax.imshow(out)
-            ax.set_xlabel("clean" if level == 0 else f"{m.param(level):g} {m.unit if len(m.unit) < 6 else ''}",
-                          fontsize=6)
-        axes[r, 0].set_ylabel(name, fontsize=7)
-    fig.suptitle(f"{family}: parameter of each level below the image", fontsize=9)
-    fig.tight_layout()
-    return fig
+            v = m.param(level) if level else 0.0
+            ax.set_xlabel("clean" if level == 0 else f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}", fontsize=6)
+            if level and len(m.unit) < 6:
+                ax.xaxis.label.set_text(f"{ax.get_xlabel()} {m.unit}")
+        scale = 255.0 if np.asarray(IMG).dtype == np.uint8 else 1.0
+        change[name] = float(np.abs(np.asarray(out, float) - np.asarray(IMG, float)).mean() / scale)
+        axes[first[r], 0].set_ylabel(name, fontsize=6)
+    fig.tight_layout(h_pad=0.3, w_pad=0.2)
+    return fig, change
 
 
 for family in FAMILIES:
-    fig = ladder(family)
+    fig, change = ladder(family)
     figures.save(fig, NB_ID, f"ladder-{family}")
     plt.show()
+    hi, lo = max(change, key=change.get), min(change, key=change.get)
+    print(f"{family}: at its last level, {hi} moves the pixels most (mean |change| {change[hi]:.3f} of full scale)"
+          + (f" and {lo} least ({change[lo]:.3f})." if lo != hi else "."))
 
 # %% [markdown]
 # ## Physical visibility: fog and water on metric depth (seed 003 Fig. 2)
@@ -165,7 +173,7 @@ for family in FAMILIES:
 
 # %%
 fog_levels = [2, 3, 4, 5, 6, 8]
-fig, axes = plt.subplots(4, 6, figsize=(9.6, 7.0))
+fig, axes = plt.subplots(4, 6, figsize=(7.2, 5.6))
 for ax in axes.ravel():
     figures.image_axes(ax, frame=False)
 axes[0, 0].imshow(IMG)
@@ -173,27 +181,39 @@ axes[0, 0].set_title("clean", fontsize=8)
 finite = np.where(np.isfinite(DEPTH), DEPTH, np.nan)
 im = axes[0, 1].imshow(finite, cmap="magma_r", norm=plt.matplotlib.colors.LogNorm(vmin=1.5, vmax=300))
 axes[0, 1].set_title("ray distance (m)", fontsize=8)
-fig.colorbar(im, ax=axes[0, 1], fraction=0.046, pad=0.02)
+fig.colorbar(im, ax=axes[0, 1], fraction=0.046, pad=0.02).ax.tick_params(labelsize=6)
 for c, lv in zip((2, 3), (3, 6), strict=True):
     v = physical.VISIBILITY_LEVELS_M[lv - 1]
     axes[0, c].imshow(physical.transmittance(DEPTH, v, convention), cmap="gray", vmin=0, vmax=1)
-    axes[0, c].set_title(f"t at V = {v:g} m", fontsize=8)
+    axes[0, c].set_title(f"t at V = {v:.3g} m", fontsize=7)
 axes[0, 4].axis("off")
 axes[0, 5].axis("off")
 for r, name in ((1, "fog_physical"), (2, "underwater")):
     for c, lv in enumerate(fog_levels):
         axes[r, c].imshow(corrupt.apply(IMG, name, lv, depth=DEPTH, convention=convention))
-        axes[r, c].set_title(f"V = {physical.VISIBILITY_LEVELS_M[lv - 1]:g} m", fontsize=8)
-    axes[r, 0].set_ylabel("fog" if name == "fog_physical" else "underwater", fontsize=9)
+        axes[r, c].set_title(f"V = {physical.VISIBILITY_LEVELS_M[lv - 1]:.3g} m", fontsize=7)
+    axes[r, 0].set_ylabel("fog" if name == "fog_physical" else "underwater", fontsize=8)
 for c in range(5):
     axes[3, c].imshow(corrupt.apply(IMG, "fog", c + 1, seed=seed, key="showcase"))
-    axes[3, c].set_title(f"severity {c + 1}", fontsize=8)
-axes[3, 0].set_ylabel("ImageNet-C fog", fontsize=9)
+    axes[3, c].set_title(f"severity {c + 1}", fontsize=7)
+axes[3, 0].set_ylabel("ImageNet-C fog", fontsize=8)
 axes[3, 5].axis("off")
-fig.suptitle("One scene under physical fog, water and ImageNet-C fog (seed 003, Fig. 2)", fontsize=10)
 fig.tight_layout()
 figures.save(fig, NB_ID, "fig2-visibility-ladders")
 plt.show()
+_vlast = physical.VISIBILITY_LEVELS_M[fog_levels[-1] - 1]
+_img = np.asarray(IMG, float) / (255.0 if np.asarray(IMG).dtype == np.uint8 else 1.0)
+_outs = {f"fog_physical at {_vlast:.3g} m": corrupt.apply(IMG, "fog_physical", fog_levels[-1], depth=DEPTH,
+                                                          convention=convention),
+         f"underwater at {_vlast:.3g} m": corrupt.apply(IMG, "underwater", fog_levels[-1], depth=DEPTH,
+                                                        convention=convention),
+         "ImageNet-C fog severity 5": corrupt.apply(IMG, "fog", 5, seed=seed, key="showcase")}
+_chg = {k: float(np.abs(np.asarray(v, float) / (255.0 if np.asarray(v).dtype == np.uint8 else 1.0) - _img).mean())
+        for k, v in _outs.items()}
+_milder = _chg["ImageNet-C fog severity 5"] < min(list(_chg.values())[:2])
+print("Mean |pixel change| from clean (full scale): " + ", ".join(f"{k} {v:.3f}" for k, v in _chg.items())
+      + f"; ImageNet-C fog at its worst is {'milder' if _milder else 'not milder'} than either physical medium at the "
+      "last visibility shown.")
 
 # %% [markdown]
 # ### Water against fog at the same visibility
@@ -253,11 +273,18 @@ ax.boxplot([d[np.isfinite(d)] for d in data], positions=list(table7["severity"])
 ax.set_xscale("log")
 for v in physical.VISIBILITY_LEVELS_M:
     ax.axvline(v, color="0.8", lw=0.8, zorder=0)
-ax.set(xlabel="equivalent visibility V_eq (m); grey lines: the sweep's eight levels", ylabel="ImageNet-C fog severity",
-       title=f"ImageNet-C fog as physical visibility ({n_fog_scenes} scenes; box IQR, whiskers P10-P90)")
+ax.set(xlabel="equivalent visibility V_eq (m, log); grey lines: the sweep's eight levels",
+       ylabel="ImageNet-C fog severity", title=f"ImageNet-C fog in metres ({n_fog_scenes} scenes)")
+ax.text(1.0, 1.02, "box: IQR; whiskers: P10–P90", transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
 fig.tight_layout()
 figures.save(fig, NB_ID, "table7-imagenet-c-fog-in-metres")
 plt.show()
+_med = {s_: float(np.nanmedian(d[np.isfinite(d)])) for s_, d in zip(table7["severity"], data, strict=True)}
+_s0, _s1 = min(_med), max(_med)
+_v4 = physical.VISIBILITY_LEVELS_M[3]
+print(f"The median equivalent visibility {'falls' if _med[_s1] < _med[_s0] else 'rises'} from {_med[_s0]:.3g} m at "
+      f"severity {_s0} to {_med[_s1]:.3g} m at severity {_s1}; {sum(v < _v4 for v in _med.values())} of {len(_med)} "
+      f"severities have their median below the sweep's level 4 ({_v4:.3g} m).")
 
 # %% [markdown]
 # Reading the table: every synthetic scene is seen by the same camera (1.6 m high, pitched 6° down) over

@@ -165,25 +165,23 @@ print("time in shards:", {k[6:]: f"{v:.0%}" for k, v in result.timing().items() 
 
 # %%
 curves = score.severity_curves(pred, list(CONDITIONS), by=["model"])
-names = list(CONDITIONS)
-ncol = min(3, len(names))
-nrow = int(np.ceil(len(names) / ncol))
-fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, 2.6 * nrow), sharey=True, squeeze=False)
-colors = figures.model_colors(MODELS)
-for ax, name in zip(axes.flat, names, strict=False):
-    for m, g in curves[curves.perturbation == name].groupby("model", sort=False):
-        c = colors[m]
-        ax.plot(g.level, g.accuracy, "-o", ms=3, color=c, label=f"{m} accuracy")
-        ax.plot(g.level, g.confidence, "--", color=c, label=f"{m} confidence")
-    ax.set(title=name, xlabel="level", ylim=(0, 1.02))
-for ax in axes.flat[len(names):]:
-    ax.axis("off")
-axes[0, 0].set_ylabel("accuracy / confidence")
-handles, labels = axes[0, 0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncols=min(4, len(labels)), bbox_to_anchor=(0.5, -0.02))
-fig.tight_layout(rect=(0, 0.06, 1, 1))
+fig = score.figures.severity_bands(curves, list(CONDITIONS))
 figures.save(fig, NB_ID, "accuracy-confidence-vs-severity")
 plt.show()
+
+# %%
+_last = curves[curves["level"] == curves.groupby("perturbation")["level"].transform("max")]
+_last = _last.set_index(["perturbation", "model"])
+_clean = curves[curves.level == 0].groupby("model")[["accuracy", "confidence"]].mean()
+_acc_last = _last.accuracy.groupby("perturbation").mean()
+_gap_last = (_last.confidence - _last.accuracy).groupby("perturbation").mean()
+_worst, _mild = _acc_last.idxmin(), _acc_last.idxmax()
+_gap_model = (_last.confidence - _last.accuracy).groupby("model").mean()
+print(f"At its last level, mean accuracy over the models is lowest under {_worst} ({_acc_last[_worst]:.2f}) and "
+      f"highest under {_mild} ({_acc_last[_mild]:.2f}), from {_clean.accuracy.mean():.2f} clean; mean confidence "
+      f"lies {'above' if _gap_last.mean() > 0 else 'below'} accuracy there by {abs(_gap_last.mean()):.2f} on "
+      f"average (widest gap: {_gap_last.idxmax()}, {_gap_last.max():+.2f}; most over-confident model: "
+      f"{_gap_model.idxmax()}, {_gap_model.max():+.2f}).")
 
 # %% [markdown]
 # Per task family (all perturbations pooled at each level): families that depend on fine detail (text,
@@ -193,17 +191,20 @@ plt.show()
 fam_curves = score.severity_curves(pred, list(CONDITIONS), by=["model", "task"], pooled=True).rename(
     columns={"task": "family"})
 fams = sorted(set(fam_curves.family), key=lambda f: (synth.FAMILIES.index(f) if f in synth.FAMILIES else 99, f))
-fig, axes = plt.subplots(1, len(MODELS), figsize=(4.2 * len(MODELS), 3.2), sharey=True, squeeze=False)
-for ax, m in zip(axes[0], MODELS, strict=True):
-    for i, f in enumerate(fams):
-        g = fam_curves[(fam_curves.model == m) & (fam_curves.family == f)]
-        ax.plot(g.level, g.accuracy, "-o", ms=2.5, color=figures.PALETTE[i % len(figures.PALETTE)], label=f)
-    ax.set(title=m, xlabel="level (all perturbations pooled)", ylim=(0, 1.02))
-axes[0, 0].set_ylabel("accuracy")
-axes[0, -1].legend(fontsize=7, ncols=1, loc="center left", bbox_to_anchor=(1.0, 0.5))
-fig.tight_layout()
+SHARED, _note = score.figures.shared_levels(CONDITIONS)  # levels every perturbation has; what a level is
+_chance = items.groupby("task")["options"].apply(lambda o: float(np.mean([1 / len(x) for x in o]))).to_dict()
+fig = score.figures.family_bands(fam_curves, fams, SHARED, _chance, _note)
 figures.save(fig, NB_ID, "accuracy-vs-severity-per-family")
 plt.show()
+_fam = fam_curves[fam_curves.level.isin([0, SHARED[-1]])].pivot_table(index="family", columns="level",
+                                                                        values="accuracy")  # mean over models
+_fall = (_fam[0] - _fam[SHARED[-1]]).sort_values()
+print(f"From clean to level {SHARED[-1]}, {_fall.index[-1]} accuracy {'falls' if _fall.iloc[-1] > 0 else 'rises'} "
+      f"the most ({_fam.loc[_fall.index[-1], 0]:.2f} to {_fam.loc[_fall.index[-1], SHARED[-1]]:.2f}, mean over "
+      f"models), while {_fall.index[0]} {'falls the least' if _fall.iloc[0] > 0 else 'even rises'} "
+      f"(by {abs(_fall.iloc[0]):.2f}); "
+      f"{int((_fam[SHARED[-1]] <= pd.Series(_chance).reindex(_fam.index) + 0.05).sum())} of {len(_fam)} families "
+      f"end within 0.05 of chance or below it.")
 display(fam_curves.pivot_table(index=["model", "family"], columns="level", values="accuracy").round(2))
 
 # %% [markdown]
@@ -220,30 +221,25 @@ pair = pred[(pred.model == m0) & (((pred.perturbation == AGREE_NAME) & (pred.lev
                                   | (pred.perturbation == "clean"))]
 method0 = pair.method.iloc[0] if len(pair) else "letter"
 shown = items[items.item_id.isin(pair.item_id)].groupby("task").head(1).head(example_items)
-fig, axes = plt.subplots(2, len(shown), figsize=(2.7 * len(shown), 4.6), squeeze=False)
-for c, (_, it) in enumerate(shown.iterrows()):
+_examples = []
+for _, it in shown.iterrows():
     img = data.load_image(it.image_ref)
     bad = corrupt.apply(img, AGREE_NAME, severe, seed=seed, key=it.item_id,
                         depth=data.load_depth(it.depth_ref) if corrupt.info(AGREE_NAME).needs_depth else None)
-    axes[0, c].imshow(np.concatenate([img, bad], axis=1))
-    axes[0, c].set_title(it.question, fontsize=7, wrap=True)
-    axes[0, c].axis("off")
     rows = pair[(pair.item_id == it.item_id) & (pair.method == method0)].set_index("perturbation")
-    k = np.arange(len(it.options))
-    for j, (cond, label) in enumerate([("clean", "clean"), (AGREE_NAME, f"{AGREE_NAME} {severe}")]):
-        if cond in rows.index:
-            p = np.asarray(rows.loc[cond, "probs"])
-            bars = axes[1, c].bar(k + (j - 0.5) * 0.38, p, width=0.38, color=figures.PALETTE[j], label=label)
-            bars[it.answer_idx].set_edgecolor("black")
-            bars[it.answer_idx].set_linewidth(1.2)
-    axes[1, c].set_xticks(k, [f"{schema.LETTERS[i]}. {o}"[:14] for i, o in enumerate(it.options)], rotation=40,
-                          fontsize=6, ha="right")
-    axes[1, c].set_ylim(0, 1)
-axes[1, 0].set_ylabel(f"p (method {method0})")
-axes[1, -1].legend(fontsize=7)
-fig.tight_layout()
+    _examples.append({"image": np.concatenate([img, bad], axis=1), "question": it.question,
+                      "options": [f"{schema.LETTERS[i]}. {o}" for i, o in enumerate(it.options)],
+                      "answer_idx": it.answer_idx, "probs": [np.asarray(rows.loc[c, "probs"]) if c in rows.index
+                                                             else None for c in ("clean", AGREE_NAME)]})
+fig = score.figures.distribution_pairs(_examples, ("clean", f"{AGREE_NAME} {severe}"), f"p ({m0}, {method0})")
 figures.save(fig, NB_ID, "clean-vs-corrupted-distributions")
 plt.show()
+_both = [e for e in _examples if all(p is not None for p in e["probs"])]
+_dp = [e["probs"][1][e["answer_idx"]] - e["probs"][0][e["answer_idx"]] for e in _both]
+_flips = sum(int(np.argmax(e["probs"][0]) != np.argmax(e["probs"][1])) for e in _both)
+print(f"Over the {len(_both)} questions shown, {m0}'s probability of the correct option "
+      f"{'falls' if np.mean(_dp) < 0 else 'rises'} by {abs(np.mean(_dp)):.2f} on average under "
+      f"{AGREE_NAME} {severe} (largest change {max(_dp, key=abs):+.2f}), and the argmax changes on {_flips} of them.")
 
 # %% [markdown]
 # ## Do the three scoring methods agree?
@@ -271,17 +267,15 @@ acc = agree_pred.groupby(["model", "perturbation", "method"], as_index=False).ag
     accuracy=("correct", "mean"), confidence=("confidence", "mean"), unparsed=("unparsed_rate", "mean"))
 display(acc.round(3))
 
-fig, ax = plt.subplots(figsize=(6.4, 2.9))
-lab = agreement.model + " · " + agreement.perturbation
-for i, (pair_name, g) in enumerate(agreement.groupby("pair", sort=False)):
-    x = np.arange(len(g)) + i * 0.25
-    ax.bar(x, g["same_argmax"], width=0.25, color=figures.PALETTE[i], label=pair_name)
-ax.set_xticks(np.arange(len(lab.unique())) + 0.25, lab.unique(), rotation=20, ha="right", fontsize=7)
-ax.set(ylabel="same argmax", ylim=(0, 1.05), title="agreement of the scoring methods")
-ax.legend(fontsize=7, loc="lower right")
-fig.tight_layout()
+fig = score.figures.agreement_heatmap(agreement)
 figures.save(fig, NB_ID, "method-agreement")
 plt.show()
+_pairs = agreement.groupby("pair")["same_argmax"].mean().sort_values()
+_cond = agreement.groupby("perturbation")["same_argmax"].mean()
+print(f"Averaged over models and conditions, {_pairs.index[-1]} agree most often on the argmax "
+      f"({_pairs.iloc[-1]:.2f} of items) and {_pairs.index[0]} least ({_pairs.iloc[0]:.2f}); agreement under "
+      f"{AGREE_NAME} is {'above' if _cond.get(AGREE_NAME, np.nan) > _cond.get('clean', np.nan) else 'not above'} "
+      f"clean ({_cond.get(AGREE_NAME, np.nan):.2f} vs {_cond.get('clean', np.nan):.2f}).")
 
 # %% [markdown]
 # ## Results

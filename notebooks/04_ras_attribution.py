@@ -135,6 +135,13 @@ examples = ras.regime_examples(pairs, P.boundary_tol)
 fig = ras.figures.regime_distributions(pairs, examples, pred["probs"])
 figures.save(fig, NB_ID, "fig4-regime-examples")
 
+# %%
+_ex = pairs.iloc[[i for i in examples.values() if i is not None]].assign(
+    regime=[ras.REGIME_NAMES[k] for k, i in examples.items() if i is not None])
+print(f"{len(_ex)} of the 4 regimes have a pair in this run; among the pairs shown, RAS is lowest for "
+      f"{_ex.loc[_ex.RAS.idxmin(), 'regime']} ({_ex.RAS.min():+.2f}, {_ex.loc[_ex.RAS.idxmin(), 'perturbation']}) and "
+      f"highest for {_ex.loc[_ex.RAS.idxmax(), 'regime']} ({_ex.RAS.max():+.2f}).")
+
 # %% [markdown]
 # ## Table II — the model-level diagnosis
 #
@@ -172,6 +179,14 @@ display(t3_models.pivot(index="model", columns="state", values="RAS").round(3).r
 # %%
 fig = ras.figures.state_component_plane(pairs, COLORS)
 figures.save(fig, NB_ID, "fig5-state-component-plane")
+
+# %%
+_st = pairs.groupby("state", observed=True)[["RAS", "dS", "dC"]].mean()
+_w = _st.RAS.idxmin()
+print(f"Mean RAS is lowest in {_w} ({ras.figures.STATE_NAMES[_w]}, {_st.RAS.min():+.3f}) and highest in "
+      f"{_st.RAS.idxmax()} ({_st.RAS.max():+.3f}); the {_w} cloud lies {'above' if _st.dC[_w] > 0 else 'below'} "
+      f"ΔC = 0 (mean ΔC {_st.dC[_w]:+.2f}) and {'right' if _st.dS[_w] > 0 else 'left'} of ΔS = 0 (mean ΔS "
+      f"{_st.dS[_w]:+.2f}).")
 
 # %% [markdown]
 # ## Table IV — sign regimes of (ΔC, ΔS)
@@ -213,6 +228,17 @@ display(cells[["model", "perturbation", "level", "n", "pi_c", "alpha_cw", "alpha
 fig = ras.figures.severity_family_heatmaps(cells, list(dict.fromkeys(FAMILY.values())))
 figures.save(fig, NB_ID, "fig7-severity-family-heatmaps")
 
+# %%
+_med = cells.groupby("level")[["R_c", "R_w"]].median()
+_lo, _hi = _med.index.min(), _med.index.max()
+_fam_c = cells[cells.level == _hi].groupby("family")["R_c"].mean()
+print(f"From s{_lo} to s{_hi} the median R_c {'falls' if _med.R_c[_hi] < _med.R_c[_lo] else 'rises'} from "
+      f"{_med.R_c[_lo]:+.3f} to {_med.R_c[_hi]:+.3f} (most negative family at s{_hi}: {_fam_c.idxmin()}, "
+      f"{_fam_c.min():+.3f}), while the median R_w {'rises' if _med.R_w[_hi] > _med.R_w[_lo] else 'falls'} from "
+      f"{_med.R_w[_lo]:+.3f} to {_med.R_w[_hi]:+.3f}; the largest |median R_w| is "
+      f"{'below' if _med.R_w.abs().max() < _med.R_c.abs().max() else 'above'} the largest |median R_c| "
+      f"({_med.R_w.abs().max():.3f} vs {_med.R_c.abs().max():.3f}).")
+
 # %% [markdown]
 # ## Severity trajectories (§VII-D)
 #
@@ -242,6 +268,14 @@ fig = ras.figures.trajectory_composition(tsum)
 figures.save(fig, NB_ID, "fig6-trajectory-composition")
 
 # %%
+_u = tsum.groupby("model", observed=True)["unit_RAS"].first()
+_cls = tsum.groupby("klass", observed=True)["share"].mean()
+_cras = tsum.groupby("klass", observed=True)["RAS"].mean()
+print(f"Mean trajectory RAS is highest for {_u.idxmax()} ({_u.max():+.3f}) and lowest for {_u.idxmin()} "
+      f"({_u.min():+.3f}); the largest class on average is {_cls.idxmax()} ({_cls.max():.0%} of trajectories), and "
+      f"{_cras.idxmin()} has the most negative class RAS ({_cras.min():+.2f}, mean over models).")
+
+# %%
 display(tsum.pivot(index="model", columns="klass", values="dS_med").round(3).rename_axis(columns="mean ΔS̃"))
 display(tsum.pivot(index="model", columns="klass", values="dC_med").round(3).rename_axis(columns="mean ΔC̃"))
 
@@ -255,6 +289,12 @@ display(tsum.pivot(index="model", columns="klass", values="dC_med").round(3).ren
 # %%
 fig = ras.figures.trajectory_signatures(tsum, COLORS)
 figures.save(fig, NB_ID, "fig12-trajectory-signatures")
+
+# %%
+_sig = tsum[tsum.klass.isin(ras.figures.CHANGE_CLASSES) & (tsum.n > 0)]
+_up = _sig.assign(up=_sig.dC_med > 0).groupby("klass", observed=True)["up"].agg(["sum", "size"])
+print("; ".join(f"{k}: {int(r['sum'])} of {int(r['size'])} models above ΔC̃ = 0" for k, r in _up.iterrows()
+                if r["size"]) + ".")
 
 # %% [markdown]
 # ## Table VI — rank mismatch

@@ -66,8 +66,9 @@ def test_regime_distributions_draws_the_example_pairs_and_notes_missing_regimes(
     assert [b.get_height() for b in ft.bars(axes[0])] == [0.7, 0.2, 0.1, 0.4, 0.35, 0.25]  # clean, then corrupted
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["✓A", "B", "C"]
     assert [t.get_text() for t in axes[2].get_xticklabels()] == ["A", "✓B"]
-    assert axes[0].get_xlabel() == "cc: ΔS=+0.30  ΔC=+0.20  RAS=-0.20"
-    assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["clean", "fog s3"]
+    assert axes[0].get_xlabel() == "fog s3 · cc\nΔS=+0.30  ΔC=+0.20  RAS=-0.20"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["clean", "corrupted"]  # one legend, off the data
+    assert all(ax.get_legend() is None for ax in axes)
     assert ft.texts(axes[1]) == ["no pair in this regime"] and ft.bars(axes[1]) == []
 
 
@@ -86,7 +87,9 @@ def test_state_component_plane_contours_ellipses_and_means_per_state():
     assert ft.texts(cc) == [f"mean RAS {pairs[pairs.state == 'cc'].RAS.mean():+.3f}"]
     assert ft.texts(wc) == ["empty"]
     assert [p for p in cw.patches if isinstance(p, Ellipse)] == []  # one point: no ellipse
-    assert [t.get_text() for t in ww.get_legend().get_texts()] == ["b"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b"]  # every model, off the panels
+    assert ww.get_legend() is None
+    assert {e.get_linestyle() for e in ellipses} == {"-"}  # model_styles: solid up to the eighth model
     assert cc.get_xlim() == (-1.0, 1.0)
 
 
@@ -117,7 +120,7 @@ def test_trajectory_composition_orders_models_and_labels_segments():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["b  (-0.100)", "a  (+0.200)"]
     assert len(ft.bars(ax)) == 2 * len(ras.TRAJECTORY_CLASSES)
     assert sorted(ft.texts(ax)) == ["+0.05", "+0.10", "-0.30"]  # b's always wrong (share 0.05) is too thin
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == list(ras.TRAJECTORY_CLASSES)
     widths = [b.get_width() for b in ft.bars(ax)]
     assert sum(widths) == pytest.approx(2.0)
@@ -131,9 +134,11 @@ def test_trajectory_signatures_one_point_per_model_and_change_class():
     panels = fig.axes[:4]
     assert [ax.get_title() for ax in panels] == list(RF.CHANGE_CLASSES)
     assert len(fig.axes) == 5  # the shared colour bar
-    offsets = panels[0].collections[0].get_offsets()
-    np.testing.assert_allclose(offsets, [[-0.1, 0.2], [0.05, 0.1]])
-    assert [t.get_text() for t in panels[0].texts] == ["a", "b"]
-    assert len(panels[1].collections[0].get_offsets()) == 0  # no persistent loss
+    a, b = panels[0].collections  # one scatter per model, in the order of COLORS
+    np.testing.assert_allclose(np.vstack([a.get_offsets(), b.get_offsets()]), [[-0.1, 0.2], [0.05, 0.1]])
+    assert [matplotlib.colors.to_hex(c.get_edgecolor()[0]) for c in (a, b)] == [c.lower() for c in COLORS.values()]
+    assert len(panels[0].texts) == 0  # models are told apart by the legend (colour + marker), not by overprinted labels
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b"]
+    assert all(len(c.get_offsets()) == 0 for c in panels[1].collections)  # no persistent loss
     assert panels[0].get_xlim() == pytest.approx((-0.375, 0.375))  # 1.25 × the largest |median|
-    np.testing.assert_allclose(panels[0].collections[0].get_sizes(), [20 + 1500 * 0.3, 20 + 1500 * 0.2])
+    np.testing.assert_allclose(np.concatenate([a.get_sizes(), b.get_sizes()]), [20 + 1000 * 0.3, 20 + 1000 * 0.2])

@@ -13,10 +13,12 @@
 * :func:`probs_matrix` — the predictions table's ``probs`` column as a checked, zero-padded matrix;
 * :func:`resolve_engine` — which forward scores a model (``engine``: ``"auto"``, ``"hf"``, ``"fast"``):
   the fast path of the zoo's organisms (:mod:`.fast`: :func:`fast_letter_scores`,
-  :func:`fast_loglik_scores`) or the model's own Hugging Face forward.
+  :func:`fast_loglik_scores`) or the model's own Hugging Face forward;
+* :mod:`.figures` — notebook 03's figures (``score.figures.severity_bands`` and the others).
 """
 
 from ..forward import ScoringError
+from . import figures
 from ._core import OptionScores, argmax_low, margin_of, softmax
 from .exercises import exercise_03_1, exercise_03_2, exercise_03_3, exercise_03_4
 from .fast import ENGINES, fast_letter_scores, fast_loglik_scores, resolve_engine
@@ -29,7 +31,7 @@ from .table import METHODS, predict
 
 __all__ = [
     "ENGINES", "METHODS", "OptionScores", "ScoringError", "argmax_low", "fast_letter_scores", "fast_loglik_scores",
-    "greedy_texts", "letter_scores",
+    "figures", "greedy_texts", "letter_scores",
     "loglik_full_forward", "loglik_scores", "margin_of", "method_agreement", "parse_answer", "parse_confidence",
     "predict", "probs_matrix", "resolve_engine", "severity_curves",
     "sample_scores", "softmax", "summary", "verbal_scores",
