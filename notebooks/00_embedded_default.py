@@ -99,7 +99,8 @@ display(items.groupby(["task", "category"]).size().rename("items").to_frame())
 
 # %%
 fams = list(synth.FAMILIES)
-fig, axes = plt.subplots(len(fams), gallery_per_family, figsize=(1.45 * gallery_per_family, 1.75 * len(fams)))
+_w = min(1.45, 7.2 / gallery_per_family)  # inches per image, so that a row fits a page
+fig, axes = plt.subplots(len(fams), gallery_per_family, figsize=(_w * gallery_per_family, (_w + 0.3) * len(fams)))
 axes = np.atleast_2d(axes)
 for r, fam in enumerate(fams):
     sub = items[items["task"] == fam].head(gallery_per_family)
@@ -118,10 +119,11 @@ for r, fam in enumerate(fams):
             ax.set_ylabel(f"{fam}\n[{row['category']}]", fontsize=8)
     q = sub.iloc[0]["question"] if len(sub) else ""
     axes[r, 0].set_title(q, fontsize=7, loc="left", fontweight="normal")
-fig.suptitle("One row per task family: the first question of the row, and each image's correct answer", fontsize=9)
 fig.tight_layout()
 figures.save(fig, NB_ID, "gallery-families")
 plt.show()
+print(f"{len(items)} items over {len(fams)} task families; the gallery shows up to {gallery_per_family} of each, "
+      "with its answer under the image")
 
 # %% [markdown]
 # ## Depth beside the image
@@ -131,7 +133,7 @@ plt.show()
 
 # %%
 picks = [items[items["task"] == f].iloc[0] for f in ["colour", "count", "spatial", "text", "chart"]]
-fig, axes = plt.subplots(2, len(picks), figsize=(2.1 * len(picks), 4.3))
+fig, axes = plt.subplots(2, len(picks), figsize=(min(7.2, 1.45 * len(picks)), 3.4))
 for c, row in enumerate(picks):
     image, depth = synth.render(row["image_ref"])
     axes[0, c].imshow(image)
@@ -147,6 +149,12 @@ for c, row in enumerate(picks):
 fig.colorbar(im, ax=axes[1, :].tolist(), shrink=0.8, label="ray distance (m)")
 figures.save(fig, NB_ID, "depth-maps")
 plt.show()
+_depths = {r["task"]: (d := synth.render(r["image_ref"])[1])[np.isfinite(d)] for r in picks}
+_spread = {t: float(d.max() / d.min()) for t, d in _depths.items()}
+print(f"Across these {len(picks)} scenes the finite depth runs from {min(d.min() for d in _depths.values()):.1f} m "
+      f"to {max(d.max() for d in _depths.values()):.0f} m; the flattest is {min(_spread, key=_spread.get)} "
+      f"(farthest / nearest {min(_spread.values()):.2f}), the deepest {max(_spread, key=_spread.get)} "
+      f"({max(_spread.values()):.0f})")
 
 # %% [markdown]
 # ### Perspective check
@@ -174,6 +182,10 @@ ax2.set(xlabel="distance (m)", ylabel="rendered height (px)", title="apparent si
 ax2.legend()
 figures.save(fig, NB_ID, "perspective-check")
 plt.show()
+_trend = "falls" if np.corrcoef(persp["distance_m"], persp["measured_px"])[0, 1] < 0 else "rises"
+print(f"{(err <= 1).mean():.0%} of the {len(persp)} objects lie within 1 px of the pinhole prediction; "
+      f"apparent height {_trend} with distance (from {persp['measured_px'].max():.0f} px to "
+      f"{persp['measured_px'].min():.0f} px)")
 
 # %% [markdown]
 # ## The item table and its balance
@@ -185,7 +197,7 @@ plt.show()
 balance = synth.balance_table(items)
 display(balance)
 
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), gridspec_kw={"width_ratios": [2, 1.2]})
+fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.2), gridspec_kw={"width_ratios": [2, 1.2]})
 letters = [c for c in balance.columns if c in schema.OPTION_LETTERS]
 shares = balance[letters].div(balance[letters].sum(axis=1), axis=0)
 shares.plot(kind="bar", stacked=True, ax=axes[0], width=0.75, legend=True)
@@ -198,6 +210,10 @@ axes[1].set(xlabel="distance of the asked-about object (m)", ylabel="items", tit
 fig.tight_layout()
 figures.save(fig, NB_ID, "item-balance")
 plt.show()
+_top = shares.max(axis=1)
+print(f"The most frequent answer position holds at most {_top.max():.0%} of a family's items ({_top.idxmax()}; "
+      f"uniform would be {1 / balance.loc[_top.idxmax(), 'K']:.0%}); target distances run from "
+      f"{dist[ground].min():.0f} m to {dist[ground].max():.0f} m (median {dist[ground].median():.0f} m)")
 
 # %% [markdown]
 # ## The model organisms
@@ -259,6 +275,9 @@ for r, it in enumerate(demo):
 fig.tight_layout()
 figures.save(fig, NB_ID, "dense-targets")
 plt.show()
+_cover = [int((dense_labels(it, 8)["colour"] != 0).sum()) for it in demo]
+print(f"Objects cover {min(_cover)} to {max(_cover)} of the 64 patches in these {len(demo)} images; each patch "
+      "carries its own targets, one answer per image would carry one")
 
 # %% [markdown]
 # ### Training curves
@@ -270,12 +289,13 @@ plt.show()
 # %%
 groups = {role: [n for n in zoo.names(role) if n in ORGANISMS] for role in schema.ROLES}
 groups = {role: names for role, names in groups.items() if names}
-fig, axes = plt.subplots(len(groups), 1, figsize=(8, 2.8 * len(groups)), squeeze=False)
+fig, axes = plt.subplots(len(groups), 1, figsize=(5.8, 2.6 * len(groups)), squeeze=False)
 for ax, (group, names) in zip(axes[:, 0], groups.items(), strict=True):
     logs = {name: zoo.train_log(name) for name in names}
-    for i, (name, log) in enumerate(logs.items()):
+    styles = figures.model_styles(list(logs))
+    for name, log in logs.items():
         ax.plot(np.arange(len(log)), log["loss"].rolling(5, min_periods=1).mean(), lw=0.9, label=name,
-                color=figures.PALETTE[i % len(figures.PALETTE)])
+                markevery=max(1, len(log) // 8), ms=3, **styles[name])
     ax.set(xlabel="logged step (every 20 optimiser steps)", ylabel="training loss (rolling mean)",
            title=f"{group} organisms")
     if not logs:
@@ -289,6 +309,10 @@ for ax, (group, names) in zip(axes[:, 0], groups.items(), strict=True):
 fig.tight_layout()
 figures.save(fig, NB_ID, "training-curves")
 plt.show()
+_last = {n: float(zoo.train_log(n)["loss"].tail(5).mean()) for names in groups.values() for n in names}
+if _last:
+    print(f"Final training loss (mean of the last five logged steps) runs from {min(_last.values()):.3f} "
+          f"({min(_last, key=_last.get)}) to {max(_last.values()):.3f} ({max(_last, key=_last.get)})")
 
 # %% [markdown]
 # ### Clean accuracy on held-out items
@@ -315,6 +339,10 @@ fig.colorbar(im, ax=ax, label="accuracy")
 ax.set_title(f"clean held-out accuracy ({n_heldout} items per family)")
 figures.save(fig, NB_ID, "organism-accuracy")
 plt.show()
+_fam = acc[fams].mean(axis=0)
+print(f"Clean held-out accuracy runs from {acc['all'].min():.2f} ({acc['all'].idxmin()}) to {acc['all'].max():.2f} "
+      f"({acc['all'].idxmax()}); the hardest family over the organisms is {_fam.idxmin()} (mean {_fam.min():.2f}), "
+      f"the easiest {_fam.idxmax()} ({_fam.max():.2f})")
 
 # %% [markdown]
 # ### Example predictions
@@ -324,7 +352,7 @@ plt.show()
 
 # %%
 examples = held.groupby("task").head(1).head(4)
-fig, axes = plt.subplots(len(examples), 2, figsize=(8, 2.0 * len(examples)), gridspec_kw={"width_ratios": [1, 3]})
+fig, axes = plt.subplots(len(examples), 2, figsize=(7.2, 1.9 * len(examples)), gridspec_kw={"width_ratios": [1, 3]})
 axes = np.atleast_2d(axes)
 for r, (_, row) in enumerate(examples.iterrows()):
     axes[r, 0].imshow(data.load_image(row["image_ref"]))
@@ -342,10 +370,13 @@ for r, (_, row) in enumerate(examples.iterrows()):
     axes[r, 1].get_xticklabels()[row["answer_idx"]].set_fontweight("bold")
     axes[r, 1].set_ylim(0, 1)
     axes[r, 1].set_ylabel("probability")
-axes[0, 1].legend(ncols=4, fontsize=6)
 fig.tight_layout()
+figures.legend_outside(fig, where="below", ncol=4)
 figures.save(fig, NB_ID, "example-predictions")
 plt.show()
+_ex = preds[preds["item_id"].isin(examples["item_id"])]
+print(f"In {int(_ex['correct'].sum())} of {len(_ex)} of these distributions the most probable option is the "
+      f"correct one; the top option's probability has median {_ex['probs'].map(max).median():.2f}")
 
 # %% [markdown]
 # ## Results
