@@ -144,6 +144,7 @@ print(f"κ over the pool: mean {kappa.mean():.3f}, median {np.median(kappa):.3f}
       f"{(kappa == 0).mean():.1%}")
 fig = selection.figures.kappa_and_gini(kappa, G, P.selectors, P.perturbations)
 figures.save(fig, NB_ID, "kappa-distribution-and-gini-per-corruption")
+print(selection.figures.kappa_gini_finding(kappa, G, P.selectors, P.perturbations))
 
 # %% [markdown]
 # ## Eligibility A⁺ (Eq. 3)
@@ -216,6 +217,7 @@ TIMES["novelty and split (Eqs. 4–6)"] = time.perf_counter() - t0
 print(f"embeddings: image {image_emb.shape[1]}-d from {P.image_encoder}, text {text_emb.shape[1]}-d")
 fig = selection.figures.novelty_traversal(sel)
 figures.save(fig, NB_ID, "novelty-along-the-traversal")
+print(selection.figures.novelty_finding(sel))
 
 # %% [markdown]
 # ## The split (Eq. 6)
@@ -232,6 +234,7 @@ print(f"split: {sel.size} of {len(items)} ({sel.size / len(items):.1%}); of A⁺
       f" mean e over A⁺ {sel.threshold:.4f}")
 fig = selection.figures.kappa_nu_plane(sel)
 figures.save(fig, NB_ID, "split-kappa-nu-plane")
+print(selection.figures.plane_finding(sel))
 
 # %% [markdown]
 # ## Table I — leave one selector out
@@ -289,6 +292,7 @@ if EVAL:
           f"{spearmanr(kappa, eval_gini).statistic:+.2f}")
 fig = selection.figures.kappa_pool_vs_split(kappa, sel.selected, eval_gini, n_models=len(EVAL))
 figures.save(fig, NB_ID, "fig3a-kappa-pool-vs-split")
+print(selection.figures.pool_split_finding(kappa, sel.selected, eval_gini))
 
 # %% [markdown]
 # ## Fig. 3(b) / 8 — how the task mix shifts from pool to split
@@ -306,6 +310,7 @@ display(comp.round(3))
 src = selection.category_shift(items.source, sel.selected, sort=False) if items.source.nunique() > 1 else None
 fig = selection.figures.category_shift(comp, src, level=LEVEL)
 figures.save(fig, NB_ID, "fig3b-category-shift")
+print(selection.figures.shift_finding(comp))
 cov = selection.coverage_table(items.task, sel.eligible, sel.selected)
 display(cov)
 
@@ -320,6 +325,7 @@ picks = selection.figures.kappa_picks(sel)
 if picks:
     fig = selection.figures.kappa_examples(items, picks, sel.kappa, G, SP.pred, P.perturbations, P.levels, seed=P.seed)
     figures.save(fig, NB_ID, "fig9bcd-kappa-examples")
+    print(selection.figures.examples_finding(items, picks, sel.kappa, G, SP.pred))
 else:
     print("A⁺ is empty: no example to show")
 
@@ -438,7 +444,7 @@ print(sorted(p.name for p in OUT.iterdir()))
 # check passes when no selector is silent on a whole family and every family keeps eligible questions.
 
 # %%
-selection.exercise_01_1(silent, cov, P.selectors)
+selection.exercise_01_1(silent, cov, P.selectors, selection.Params.resolve(UNCHANGED).as_dict())
 
 # %% [markdown]
 # ### Exercise 2: Break the selection on purpose

@@ -158,6 +158,8 @@ for name, tpl in [("ctx_mcq / ans_mcq", P.template), ("ctx_open / ans_open", pro
 fig = drift.figures.perturbation_examples(data.load_image(r0.image_ref), seed=P.seed, key=r0.item_id,
                                          shift=P.shift_reading)
 figures.save(fig, NB_ID, "fig3-perturbation-examples")
+print(drift.figures.examples_finding(data.load_image(r0.image_ref), drift.figures.EXAMPLES, seed=P.seed, key=r0.item_id,
+                                     shift=P.shift_reading))
 
 # %% [markdown]
 # ## One sweep: answers and hidden states from the same forwards
@@ -263,6 +265,7 @@ display(t7.assign(perturbation=t7.perturbation.map(label))[drift.TABLE7_COLUMNS]
 
 fig = drift.figures.drift_vs_control(Pk, Pall, t4, P.models, P.drift_regime)
 figures.save(fig, NB_ID, "fig1-drift-vs-control")
+print(drift.figures.drift_control_finding(t4, P.models))
 
 # %% [markdown]
 # ## Per-layer drift (our addition) and the noise floor
@@ -280,6 +283,7 @@ figures.save(fig, NB_ID, "fig1-drift-vs-control")
 curves = drift.layer_curves(Pk, "cos")
 fig = drift.figures.layer_drift_curves(curves, drift.invariance_table(Pk, ALL_REGIMES), Pall, P.models, ALL_REGIMES)
 figures.save(fig, NB_ID, "layer-drift-curves")
+print(drift.figures.layer_finding(curves, P.models))
 
 floor = pd.concat([drift.noise_floor(Pk, "cos").assign(metric="cos"), drift.noise_floor(Pk, "l2").assign(metric="l2")])
 display(floor.round(8))
@@ -302,6 +306,7 @@ display(t28.assign(perturbation=t28.perturbation.map(label)).round(3))
 for fig_id, pert in (("fig13", "translate"), ("fig14", "text_overlay")):
     fig = drift.figures.dirichlet_histograms(G, pert)
     figures.save(fig, NB_ID, f"{fig_id}-dirichlet-{pert.replace('_', '-')}")
+    print(drift.figures.dirichlet_finding(G, pert))
 print(f"App. E.3 — correlation of ΔE_dir with {P.drift_regime} cosine drift")
 display(drift.energy_drift_correlation(Pk, P.drift_regime).round(3))
 
@@ -339,11 +344,14 @@ display(shift.assign(perturbation=shift.perturbation.map(label)).round(3))
 
 fig = drift.figures.pope_rates(pope, P.models, NATURAL)
 figures.save(fig, NB_ID, "fig10-pope-accuracy-and-flip-rate")
+print(drift.figures.pope_rates_finding(pope, P.models))
 fig = drift.figures.pope_transition_rates(pope, P.models, NATURAL)
 figures.save(fig, NB_ID, "fig12-pope-transitions")
-fig = drift.figures.pope_drift_energy(drift.drift_by_perturbation(pope, pope_P, P.drift_regime), P.models,
-                                      P.drift_regime)
+print(drift.figures.pope_moves_finding(pope))
+p11 = drift.drift_by_perturbation(pope, pope_P, P.drift_regime)
+fig = drift.figures.pope_drift_energy(p11, P.models, P.drift_regime)
 figures.save(fig, NB_ID, "fig11-pope-drift-and-energy-vs-flip-rate")
+print(drift.figures.pope_drift_finding(p11, P.models))
 
 # %% [markdown]
 # ## Frequency (§6, App. F)
@@ -366,6 +374,7 @@ noise_pairs = drift.flip_pairs(sweep.predictions(P.models, fitems, NOISE, method
 ncurve = drift.flip_curve(noise_pairs)
 fig = drift.frequency_figures.noise_flip_rate(ncurve, P.models)
 figures.save(fig, NB_ID, "fig17-noise-flip-rate-by-band")
+print(drift.figures.noise_finding(ncurve))
 
 samples = drift.example_items(fitems, P.example_samples)
 draws = [drift.flip_pairs(sweep.predictions(P.models[:1], samples, NOISE, methods=METHODS, **{**SWEEP,
@@ -373,6 +382,7 @@ draws = [drift.flip_pairs(sweep.predictions(P.models[:1], samples, NOISE, method
 per_sample = drift.flip_curve(pd.concat(draws, ignore_index=True), by=["model", "item_id", "perturbation"])
 fig = drift.frequency_figures.per_sample_noise(per_sample, samples.item_id, P.models[0], P.noise_draws)
 figures.save(fig, NB_ID, "fig16-per-sample-noise")
+print(drift.figures.per_sample_finding(per_sample))
 
 # %%
 levels = list(range(1, len(frequency.FINE_CUTOFFS) + 1))
@@ -383,10 +393,12 @@ thr = drift.threshold_table(abl_pairs)
 display(drift.threshold_summary(thr).round(3))
 fig = drift.frequency_figures.ablation_thresholds(thr)
 figures.save(fig, NB_ID, "fig18-ablation-flip-thresholds")
+print(drift.figures.thresholds_finding(thr))
 
 acurve = drift.flip_curve(abl_pairs[abl_pairs.model == P.models[0]], by=["model", "item_id", "perturbation"])
 fig = drift.frequency_figures.ablation_margins(acurve, samples.item_id, P.models[0])
 figures.save(fig, NB_ID, "fig19-ablation-margins")
+print(drift.figures.margins_finding(acurve))
 
 # %% [markdown]
 # **Natural perturbations as spectral drift** (App. F.4, Fig. 15). For every perturbation instance of the
@@ -399,6 +411,7 @@ figures.save(fig, NB_ID, "fig19-ablation-margins")
 sd = drift.instance_spectral_drift(pairs, items, P.seed, P.shift_reading)
 fig = drift.frequency_figures.spectral_drift_by_band(sd, NATURAL)
 figures.save(fig, NB_ID, "fig15-spectral-drift-by-band")
+print(drift.figures.spectral_finding(sd))
 
 # %% [markdown]
 # **Frequency-constrained PGD** (F.3, Table 29, Fig. 20):
@@ -428,6 +441,7 @@ print(f"Table 29 — eps = {attack.EPS:.5f} (8/255), alpha = {attack.ALPHA:.5f} 
 display(t29.round(4))
 fig = drift.frequency_figures.pgd_radial_energy(runs.deltas, pitems.item_id[0], runs.attacked)
 figures.save(fig, NB_ID, "fig20-pgd-radial-energy")
+print(drift.figures.pgd_finding(t29))
 
 # %% [markdown]
 # ## Photometric check (App. A.7)
@@ -476,6 +490,7 @@ display(t5.round(3))
 t1_scale = drift.ifr_iv(scale_pairs)
 fig = drift.figures.scale_panels(t1_scale, t5, sizes, NATURAL)
 figures.save(fig, NB_ID, "fig2-fig5-scale")
+print(drift.figures.scale_finding(t5))
 
 # %% [markdown]
 # Further item sources (`cross_sources`; the paper's MMMU val) repeat the label tables.

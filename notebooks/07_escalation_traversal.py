@@ -138,6 +138,7 @@ rungs = escalation.rung_images(first_image, P.ladders, P.levels, P.contrast_read
 fig = escalation.figures.ladder_rungs(first_image, rungs, "the ladders' rungs")
 figures.save(fig, NB_ID, "ladder-rungs")
 plt.show()
+print(escalation.figures.rungs_finding(first_image, rungs))
 CLIENT = sweep.notebook_client(P.executor, P.dask_scheduler, P.dask_workers)  # one cluster for every sweep
 SWEEP |= dict(executor=P.executor, client=CLIENT)
 result = escalation.escalation_predictions(P.models, items, CONDITIONS, contrast=P.contrast_reading,
@@ -175,6 +176,8 @@ if len(ex):
                                            f"traversal fills on one scene ({it.task}: {it.question})", FILL_RGB)
     figures.save(fig, NB_ID, "traversal-fills")
     plt.show()
+    print(escalation.figures.fills_finding(img, [f for f in esc.FILLS if f in P.compare_fills or f == P.fill],
+                                                    FILL_RGB))
 
 ground = pred[pred.scene == "ground"]
 fill_table = escalation.fill_comparison(ground, P.compare_fills, P.models, control=bool(CONTROL))
@@ -184,6 +187,7 @@ if len(fill_table):
         fig = escalation.figures.sky_control_cost(fill_table, P.models, COLORS)
         figures.save(fig, NB_ID, "sky-control-fill-cost")
         plt.show()
+        print(escalation.figures.sky_cost_finding(fill_table, P.models))
 
 # %% [markdown]
 # ## RCI: four signals of degradation under one condition (§II-D1, §II-E)
@@ -313,6 +317,7 @@ display(run_res.groupby("reading").residual.describe().round(4))
 fig = escalation.figures.table_i_fit(escalation.PAPER_TABLE_I, escalation.TABLE_I_BOUND, run_fit)
 figures.save(fig, NB_ID, "table1-rci-bound")
 plt.show()
+print(escalation.figures.table_i_finding(escalation.PAPER_TABLE_I, escalation.TABLE_I_BOUND, run_fit))
 
 # %% [markdown]
 # ### Fig. 3 — Pareto maps
@@ -325,12 +330,13 @@ plt.show()
 fig = escalation.figures.pareto_maps(t1, P.models, COLORS)
 figures.save(fig, NB_ID, "fig3-pareto-maps")
 plt.show()
+print(escalation.figures.pareto_finding(t1))
 
 # %% [markdown]
 # ### Fig. 5 — accuracy against the share removed, per direction
 #
 # Each model's accuracy over all groups, clean (share 0) and at the four states, one panel per direction. The
-# grey dashed line (right axis) is the ground truth of the synthetic items: the share whose evidence (the target
+# grey area (same 0-1 axis) is the ground truth of the synthetic items: the share whose evidence (the target
 # object, the counted objects, the answer bar) the band has removed or cut (`vlmrobust.corrupt.evidence`).
 
 # %%
@@ -340,6 +346,7 @@ ev_share = escalation.evidence_lost_share(EV, list(TRAV.values()))  # items with
 fig = escalation.figures.accuracy_vs_share(curves_m, ev_share, TRAV, SHARE, P.models, COLORS)
 figures.save(fig, NB_ID, "fig5-accuracy-vs-share-removed")
 plt.show()
+print(escalation.figures.accuracy_share_finding(curves_m, TRAV))
 
 # %% [markdown]
 # ### Fig. 6 — fragility curves and their regimes
@@ -357,6 +364,7 @@ regimes = escalation.curve_regimes(curves, stable_min=P.stable_min, severe_below
 fig = escalation.figures.fragility_panels(curves, regimes, [*P.ladders, *TRAV.values()], P.levels, P.models, COLORS)
 figures.save(fig, NB_ID, "fig6-fragility-curves")
 plt.show()
+print(escalation.figures.fragility_finding(regimes, list(TRAV.values())))
 regimes["kind"] = np.where(regimes.perturbation.isin(TRAV.values()), "traversal", "ladder")
 display(escalation.regime_counts(regimes))
 
@@ -373,6 +381,7 @@ heat = pd.concat([tres.directions, dirs_all], ignore_index=True)
 fig = escalation.figures.directional_heatmap(heat, [*sorted(t1.group.unique()), "all items"], list(TRAV), P.models)
 figures.save(fig, NB_ID, "directional-fragility-heatmap")
 plt.show()
+print(escalation.figures.directional_finding(heat))
 
 # %% [markdown]
 # ## Ground truth: which direction should hurt more
@@ -430,9 +439,12 @@ if len(cls_counts):
     fig = escalation.figures.failure_class_heatmap(cls_counts, P.models, len(trav_fails))
     figures.save(fig, NB_ID, "fig4-failure-taxonomy-heatmap")
     plt.show()
-    fig = escalation.figures.failure_subtypes(escalation.taxonomy_counts(trav_fails, (), level="subtype"))
+    print(escalation.figures.failure_class_finding(cls_counts))
+    sub_counts = escalation.taxonomy_counts(trav_fails, (), level="subtype")
+    fig = escalation.figures.failure_subtypes(sub_counts)
     figures.save(fig, NB_ID, "fig8-failure-subtypes")
     plt.show()
+    print(escalation.figures.failure_subtypes_finding(sub_counts))
     known = trav_fails[trav_fails.evidence != "n/a"]
     if len(known):
         print(f"{known.evidence.isin(['removed', 'partial']).mean():.0%} of the {len(known):,} traversal-induced "
@@ -480,6 +492,7 @@ print(f"per state: Spearman rho = {rho_state[0]:.4f}, percentile interval of the
 fig = escalation.figures.rank_correlation_heatmaps(rho_rci, rho_trci)
 figures.save(fig, NB_ID, "weighting-ablation-rank-correlations")
 plt.show()
+print(escalation.figures.rank_correlation_finding(rho_rci, rho_trci))
 
 # %% [markdown]
 # ## Latent instability before the flip (§VI, Fig. 7)
@@ -501,6 +514,7 @@ if len(ex_w):
     fig = escalation.figures.latent_instability_examples(lat, ex_w, TRAV, SHARE, COLORS)
     figures.save(fig, NB_ID, "fig7-latent-instability")
     plt.show()
+    print(escalation.figures.latent_finding(ex_w, SHARE))
 
 # %% [markdown]
 # ## The paper's claims, tested on these models

@@ -81,7 +81,6 @@ PROVIDER = None if P.depth_provider == "exact" else depth.make_provider(
     P.depth_provider, model=P.depth_model, fov_deg=P.depth_fov_deg, plane_m=P.plane_m, device=P.device)
 BEHAVIOUR = card.behaviours(P.models)  # zoo behaviour of each model (a blind twin reads its organism's)
 EVALUATED = card.evaluated(P.models)  # the claims' subject: evaluated organisms only, never the controls
-COLORS = figures.model_colors(P.models)
 OUT = paths.results_dir(NB_ID)
 repro.seed_everything(P.seed)
 print(f"{len(P.models)} models ({len(EVALUATED)} evaluated), reference {P.reference}; "
@@ -158,16 +157,20 @@ with pd.option_context("display.max_colwidth", None):
 # %% [markdown]
 # ## The cards
 #
-# One row per model, one panel per read-out, the same row order in every panel: read a model's card across, or
-# one lens down. The reference model of mCE is outlined; "n/a" marks a value the card cannot define (a W whose
-# clean value is too close to chance) or refuses (relative mCE, ECE: the reasons printed above). The grey ticks on
-# the ECE panel are the calibrated model's ECE: a model's ECE means something only where it stands clear of its
-# tick. Ratios are drawn up to 10.
+# One row per model, one panel per read-out, the same striped row order in every panel: read a model's card
+# across, or one lens down. A value is coloured by where its 95 % interval lies against the panel's grey reference
+# line (clear of it on the better side, on the worse side, or across it). The reference model of mCE has the
+# tinted row; the four W read-outs share two panels (internal confidence filled, abstain option open, triangles for
+# a W that is only a bound); "n/a" marks a value the card cannot define (a W whose clean value is too close to
+# chance), and a read-out the card refuses for every model (relative mCE, ECE: the reasons printed above) gets no
+# panel. Where ECE is drawn, the grey ticks are the calibrated model's ECE: a model's ECE means something only where
+# it stands clear of its tick. Ratios are drawn up to 10.
 
 # %%
-fig = card.figures.cards_figure(LONG, P.models, COLORS, reference=P.reference)
+fig = card.figures.cards_figure(LONG, P.models, reference=P.reference)
 figures.save(fig, NB_ID, "reliability-cards")
 plt.show()
+print(card.figures.cards_finding(LONG, P.models, P.reference))
 
 # %% [markdown]
 # ## Do the lenses agree?
@@ -193,9 +196,10 @@ for r in AGREE.itertuples():
         f"cannot decide (fewer than {card.MIN_UNITS} units, or a constant read-out)"
     print(f"{r.x} vs {r.y} across {r.n_units} {r.across}: ρ {r.rho:+.2f}; {bar}: {r.verdict}")
 LABELS = {k: v[0] for k, v in card.READOUTS.items()} | {"ras_loss": "RAS loss (-RAS)"}
-fig = card.figures.agreement_figure(card.with_losses(CARD), AGREE, COLORS, LABELS)
+fig = card.figures.agreement_figure(card.with_losses(CARD), AGREE, figures.model_styles(P.models), LABELS)
 figures.save(fig, NB_ID, "lens-agreement")
 plt.show()
+print(card.figures.agreement_finding(AGREE))
 
 # %% [markdown]
 # ## Claims

@@ -381,3 +381,52 @@ def test_items_without_depth_get_a_providers_depth_or_a_clear_error(tmp_path, mo
     d = data.load_depth(out.depth_ref.iloc[0])
     assert (d.shape == data.load_image(out.image_ref.iloc[0]).shape[:2] and d.min() == pytest.approx(5.0, rel=1e-3)
             and d.max() > d.min())  # rays to a plane
+
+
+# ----------------------------------------------------------------------------- the figures
+
+
+def _card_long(models: list[str]) -> pd.DataFrame:
+    """A small long card table: a ratio far past the cap, a read-out refused for every model, and a W pair."""
+    from vlmrobust.analysis.card.lenses import READOUTS
+
+    rows = []
+    for i, m in enumerate(models):
+        for key, val, lo, hi, kind in [("acc_clean", 0.6, 0.5, 0.7, "="), ("mCE", 1.0 if m == "ref" else 40.0,
+                                        1.0 if m == "ref" else 30.0, 1.0 if m == "ref" else 90.0, "="),
+                                       ("rel_mCE", np.nan, np.nan, np.nan, "="),
+                                       ("W_internal_fog", 2.1, 1.5, 2.1, "≥"),
+                                       ("W_abstain_fog", 0.2 * i, -0.1, 0.5, "="),
+                                       ("drift_pct", 30.0, 20.0, 40.0, "=")]:
+            rows.append({"model": m, "readout": key, "label": READOUTS[key][0], "better": READOUTS[key][1],
+                         "value": val, "lo": lo, "hi": hi, "kind": kind, "null": np.nan, "note": ""})
+    return pd.DataFrame(rows)
+
+
+def test_cards_figure_caps_ratio_axes_at_ten_and_skips_a_read_out_refused_for_every_model():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from vlmrobust.analysis.card import figures as cf
+
+    models = ["ref", "m1", "m2"]
+    fig = cf.cards_figure(_card_long(models), models, reference="ref")
+    titles = {ax.get_title(loc="left"): ax for ax in fig.axes if ax.get_title(loc="left")}
+    assert "relative mCE" not in titles  # refused for every model: no panel, named in the key
+    assert "W blind spot, fog" in titles and "W internal, fog" not in titles  # the W pair shares a panel
+    assert titles["mCE"].get_xlim()[1] <= cf.RATIO_CAP * 1.08 + 0.05 + 1e-9
+    assert fig.get_size_inches()[0] <= 7.5
+    assert "relative mCE" in " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    plt.close(fig)
+
+
+def test_cards_finding_counts_values_clear_of_the_reference_line():
+    from vlmrobust.analysis.card import figures as cf
+
+    models = ["ref", "m1", "m2"]
+    text = cf.cards_finding(_card_long(models), models, "ref")
+    assert "mCE: 0 of 2 models lie clearly below the reference's 1 and 2 clearly above it" in text
+    # drift (line at 100 %, lower better) is better for both; mCE worse for both; W internal worse for both
+    assert ", 2 are clear of it on the better side" in text and "4 on the worse side" in text

@@ -138,7 +138,9 @@ def test_perturbation_examples_one_panel_per_instance():
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0] == "clean" and titles[1].startswith("Translation\n") and titles[2].startswith("Rotation\n")
     assert not np.array_equal(fig.axes[1].images[0].get_array(), img)  # the perturbed image, not the clean one
-    assert len(DF.perturbation_examples(img, seed=0, key="i1").axes) == len(DF.EXAMPLES)
+    full = DF.perturbation_examples(img, seed=0, key="i1")  # wrapped into rows of six, the spare panels hidden
+    assert sum(ax.axison for ax in full.axes) == len(DF.EXAMPLES) and len(full.axes) == 12
+    assert full.get_size_inches()[0] <= 7.5
     with pytest.raises(ValueError, match="at least one"):
         DF.perturbation_examples(img, [], seed=0, key="i1")
 
@@ -165,8 +167,9 @@ def test_drift_vs_control_grid_titles_and_legend():
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["a · Translation (d = -1.50)", "a · TextOverlay (d = -0.25)", "b · Translation (d = -2.00)",
                       "b · TextOverlay (d = +nan)"]
-    assert ft.legend(fig.axes[0]) == ["perturbation drift", "control drift"] and ft.legend(fig.axes[1]) == []
-    assert len(ft.bars(fig.axes[0])) == 2 * 39  # two histograms of 40 edges
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["control drift", "perturbation drift"]
+    assert ft.legend(fig.axes[0]) == []  # one legend below the panels, off the data
+    assert len(ft.bars(fig.axes[0])) == 39 and len(fig.axes[0].patches) == 39 + 1  # control bars, drift outline
     assert fig.axes[0].get_xlabel() == "cosine distance 1 − cos (ans_mcq_free)"
     with pytest.raises(ValueError, match="at least one model"):
         DF.drift_vs_control(probes, probes, t4, [], "ans_mcq_free")
@@ -194,8 +197,8 @@ def test_dirichlet_histograms_split_all_and_flipping_instances():
     fig = DF.dirichlet_histograms(grid, "translate")
     left, right = fig.axes
     assert left.get_title() == "Translation: all instances" and right.get_title() == "Translation: flip-inducing"
-    assert len(ft.bars(left)) == 2 * 30 and len(ft.bars(right)) == 30  # only model a flips
-    assert ft.legend(left) == ["a", "b"]
+    assert len(left.patches) == 2 and len(right.patches) == 1  # one outline per model; only model a flips
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b"] and left.get_legend() is None
 
 
 def _pope():
@@ -221,7 +224,7 @@ def test_pope_transition_rates_four_moves_per_perturbation():
     fig = DF.pope_transition_rates(_pope(), MODELS, ["translate", "rotate"])
     assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == MODELS
     assert len(ft.bars(fig.axes[0])) == 4 * 2
-    assert ft.legend(fig.axes[0]) == ["TP→FN", "TN→FP", "FP→TN", "FN→TP"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["TP→FN", "TN→FP", "FP→TN", "FN→TP"]
     with pytest.raises(ValueError, match="at least one model"):
         DF.pope_transition_rates(_pope(), [], ["translate"])
 
@@ -229,9 +232,10 @@ def test_pope_transition_rates_four_moves_per_perturbation():
 def test_pope_drift_energy_scatters_and_labels_points():
     fig = DF.pope_drift_energy(_pope(), MODELS, "ans_mcq_free")
     left, right = fig.axes
-    assert len(left.collections) == 2 and len(right.collections) == 2
-    assert sorted(t.get_text() for t in left.texts) == ["Rotation", "Translation", "Translation"]
-    assert left.collections[0].get_offsets()[:, 1].tolist() == pytest.approx([0.1, 0.2])  # 1 - cos_sim
+    assert len(left.collections) == 3 and len(right.collections) == 3  # one point per model and perturbation
+    assert len(left.texts) == 0  # a marker per perturbation instead of overprinted labels
+    assert [c.get_offsets()[0, 1] for c in left.collections[:2]] == pytest.approx([0.1, 0.2])  # 1 - cos_sim
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [*MODELS, "Rotation", "Translation"]
     assert left.get_ylabel() == "mean cosine drift (ans_mcq_free)"
 
 
@@ -321,9 +325,23 @@ def test_pgd_radial_energy_profiles_and_delta_images():
               "high": [rng.uniform(-attack.EPS, attack.EPS, (64, 64, 3))]}
     fig = FF.pgd_radial_energy(deltas, "i1", ["a", "b"])
     assert len(fig.axes) == 1 + len(attack.MODES)
-    assert ft.legend(fig.axes[0]) == ["pixel PGD", "high PGD"]  # in MODES order, low absent
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["pixel PGD", "high PGD"]  # MODES order, below
     assert len(fig.axes[1].images) == 1 and len(fig.axes[2].images) == 1 and len(fig.axes[3].images) == 0
     assert fig._suptitle.get_text() == "δ of i1, a"
-    with pytest.warns(UserWarning, match="No artists with labels"):  # no model attacked: an empty legend
-        empty = FF.pgd_radial_energy({}, "i1", [])
-    assert empty._suptitle.get_text() == "δ of i1, no model" and len(empty.axes[0].lines) == 0
+    assert fig.get_size_inches()[0] <= 7.5  # a page's width
+    empty = FF.pgd_radial_energy({}, "i1", [])  # no model attacked: no legend
+    assert empty._suptitle.get_text() == "δ of i1, no model" and len(empty.axes[0].lines) == 0 and not empty.legends
+
+
+def test_findings_choose_their_direction_words_from_the_tables():
+    t5 = pd.DataFrame({"model": ["s", "l"], "size": [1e5, 1e6], "R→W share": [0.2, 0.1], "W→R share": [0.05, 0.07]})
+    assert DF.scale_finding(t5) == ("From s to l the R→W share falls from 0.200 to 0.100 and the W→R share rises "
+                                    "from 0.050 to 0.070.")
+    assert DF.scale_finding(t5.iloc[:1]).startswith("Fewer than two sizes")
+    t4 = pd.DataFrame({"model": ["a", "a", "b"], "perturbation": ["translate", "text_overlay", "translate"],
+                       "d": [-1.5, 0.25, -2.0]})
+    text = DF.drift_control_finding(t4, MODELS)
+    assert text.startswith("In 2 of 3 drawn panels") and "mean d -1.08, below zero" in text
+    moves = pd.DataFrame({"TP→FN": [1, 0], "TN→FP": [3, 2], "FP→TN": [0, 0], "FN→TP": [1, 0]})
+    assert DF.pope_moves_finding(moves).startswith("Over models and perturbations the commonest move is TN→FP (5 of 7")
+    assert DF.pope_moves_finding(moves * 0) == "No yes/no answer moved under any perturbation."

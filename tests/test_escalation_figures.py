@@ -96,7 +96,8 @@ def test_pareto_maps_outline_the_frontier_points():
     fig = EF.pareto_maps(t1, MODELS, COLORS)
     ax_c, ax_t = fig.axes
     assert ax_c.get_ylabel() == "RCI μ" and ax_t.get_ylabel() == "T μ"
-    assert ax_c.get_title() == "Pareto map: corruption (ladders)"
+    assert ax_c.get_title() == "corruption (ladders)"
+    assert fig.get_size_inches()[0] <= 7.5
     assert len(ax_c.collections) == 3 + 1 and len(ax_t.collections) == 2 + 1  # the NaN row is left out
     # corruption: (90, 0.1) and (60, 0.05) are on the frontier, (50, 0.3) is dominated
     assert sorted(map(tuple, ax_c.collections[-1].get_offsets().tolist())) == [(60.0, 0.05), (90.0, 0.1)]
@@ -121,14 +122,17 @@ def test_accuracy_vs_share_one_panel_per_direction_and_the_evidence_axis_where_k
     ev = pd.Series([0.25, 0.5], index=pd.MultiIndex.from_tuples([(TRAV["TD"], 1), (TRAV["TD"], 2)],
                                                                 names=["perturbation", "level"]))
     fig = EF.accuracy_vs_share(_curves(), ev, TRAV, SHARE, MODELS, COLORS)
-    assert len(fig.axes) == 3  # two panels and one right axis (only TD has an evidence record)
-    td, bu, right = fig.axes
-    assert td.get_title() == f"TD ({TRAV['TD']})" and bu.get_title() == f"BU ({TRAV['BU']})"
+    assert len(fig.axes) == 2  # two panels; the evidence share is an area on the same 0-1 axis
+    td, bu = fig.axes
+    assert td.get_title() == "TD · topdown" and bu.get_title() == "BU · bottomup"
     assert [line.get_xdata().tolist() for line in td.lines] == [[0.0, 0.2, 0.4]] * 2
     assert td.lines[1].get_ydata().tolist() == [0.7, 0.7, 0.2]
-    assert right.lines[0].get_ydata().tolist() == [0.0, 0.25, 0.5]
-    assert td.get_ylabel() == "accuracy"
-    assert [t.get_text() for t in fig.legends[0].get_texts()][-1].startswith("items with evidence removed")
+    assert len(td.collections) == 1 and len(bu.collections) == 0  # only TD has an evidence record
+    assert td.collections[0].get_paths()[0].vertices[:, 1].max() == 0.5
+    assert td.get_ylabel() == "accuracy / share"
+    assert [line.get_marker() for line in td.lines] == ["o", "s"]  # model_styles: colour and marker
+    assert [t.get_text() for t in fig.legends[0].get_texts()][0].startswith("items with evidence removed")
+    assert fig.legends[0].get_bbox_to_anchor() is not None and fig.get_size_inches()[0] <= 7.5
     with pytest.raises(ValueError, match="no traversal"):
         EF.accuracy_vs_share(_curves(), ev, {}, SHARE, MODELS, COLORS)
 
@@ -153,7 +157,8 @@ def test_fragility_panels_mark_regimes_dash_non_monotone_curves_and_hide_spare_a
     curve_a, end_a, curve_b, end_b = ax.lines
     assert curve_a.get_linestyle() == "--" and curve_b.get_linestyle() == "-"  # a rises 0.7 -> 0.75
     assert end_a.get_marker() == "o" and end_b.get_marker() == "X"  # retention 0.94 stable, 0.25 severe
-    assert ft.texts(ax) == ["stable 1\nprogressive 0\nsevere 1\nnon-monotone 1"]
+    assert ax.get_title() == "l1\nst 1 · pr 0 · sv 1 · nm 1"  # the regime counts in the title, off the data
+    assert ft.texts(ax) == []
     assert list(ax.get_xticks()) == [0, 1, 2]
     with pytest.raises(ValueError):
         EF.fragility_panels(curves, regimes, [], [1, 2], MODELS, COLORS)
@@ -195,7 +200,8 @@ def test_failure_class_heatmap_rows_in_model_order_and_columns_in_class_order():
     assert arr.shape == (2, 5)  # models without failures are left out
     assert arr.tolist() == [[0, 0, 0, 1.0, 0], [0.75, 0.25, 0, 0, 0]]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["OCR", "spatial", "symbolic", "semantic", "other"]
-    assert ax.get_title() == "Fig. 4 · traversal-induced failures by class (6 failures)"
+    assert ax.get_title() == "Fig. 4 · traversal failures by class (6)"
+    assert any(a.get_label() == "<colorbar>" for a in fig.axes)
     assert len(ax.texts) == 10
     with pytest.raises(ValueError):
         EF.failure_class_heatmap(counts.iloc[:0], MODELS, 0)
@@ -223,10 +229,11 @@ def test_rank_correlation_heatmaps_scale_from_the_smallest_rho():
     r1 = pd.DataFrame([[1.0, 0.3], [0.3, 1.0]], index=names, columns=names)
     r2 = pd.DataFrame([[1.0, np.nan], [np.nan, 1.0]], index=names, columns=names)
     fig = EF.rank_correlation_heatmaps(r1, r2)
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 3 and fig.axes[2].get_label() == "<colorbar>"  # two heatmaps, one colourbar
+    assert fig.axes[2].get_ylabel() == "Spearman ρ"
     assert fig.axes[0].images[0].get_clim() == (0.3, 1)
     assert ft.texts(fig.axes[1]) == ["1.00", "nan", "nan", "1.00"]
-    assert fig.axes[1].get_title() == "Spearman ρ between weightings: T_mu"
+    assert fig.axes[1].get_title() == "weightings ranked by T_mu"
     ones = pd.DataFrame(1.0, index=names, columns=names)
     assert EF.rank_correlation_heatmaps(ones, ones).axes[0].images[0].get_clim() == (0.5, 1)
 
@@ -296,7 +303,8 @@ def test_latent_instability_examples_mark_the_warning_and_the_flip():
     assert p_line.get_xdata().tolist() == [0.0, 0.2, 0.4]  # the BU row is not this example's
     assert m_line.get_ydata().tolist() == [0.8, 0.2, -0.4]
     assert [line.get_xdata()[0] for line in ax.lines[3:]] == [0.2, 0.4]  # warning at level 1, flip at 2
-    assert ax.get_title() == "a · c0 · TD"
+    assert ax.get_title() == "a\nc0 · TD"
+    assert ax.get_legend() is None and len(fig.legends) == 1  # the legend below the panels, off the data
     four = pd.concat([ex] * 4, ignore_index=True)
     fig = EF.latent_instability_examples(lat, four, TRAV, SHARE, COLORS)
     assert len(fig.axes) == 6 and sum(a.axison for a in fig.axes) == 4
@@ -332,3 +340,13 @@ def test_fill_examples_paint_the_given_mean_colour():
     shown = fig.axes[1].get_images()[0].get_array()  # top-down 0.4
     assert tuple(shown[0, 0]) == (1, 2, 3)
     plt.close("all")
+
+
+def test_findings_choose_their_direction_words_from_the_tables():
+    text = EF.accuracy_share_finding(_curves(), TRAV)  # mean clean 0.8 in both; last 0.4 (TD), 0.25 (BU)
+    assert text == ("Mean accuracy over models falls most under BU, from 0.80 clean to 0.25 at the last state, and "
+                    "least under TD (0.80 to 0.40).")
+    names = ["equal", "no-spatial"]
+    r = pd.DataFrame([[1.0, 0.97], [0.97, 1.0]], index=names, columns=names)
+    assert "ρ 0.97 (equal vs no-spatial, at or above the paper's 0.95)" in EF.rank_correlation_finding(r, r * 0.9)
+    assert "below the paper's 0.95" in EF.rank_correlation_finding(r, r * 0.9)

@@ -151,8 +151,8 @@ def test_kappa_examples_rows_show_the_most_moving_corruption_and_answers():
     assert len(fig.axes) == 2 * (1 + len(levels))
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0].startswith("low κ = 0.100\n") and titles[3].startswith("high κ = 0.700\n")
-    assert titles[1].startswith("fog 1: ") and titles[1].endswith("✓")
-    assert titles[2].startswith("fog 3: ") and titles[2].endswith("✗")
+    assert titles[1].startswith("fog\n1: ") and titles[1].endswith("✓")
+    assert titles[2].startswith("fog\n3: ") and titles[2].endswith("✗")
     assert all(len(ax.get_images()) == 1 for ax in fig.axes)
     with pytest.raises(ValueError, match="picks is empty"):
         SF.kappa_examples(items, [], np.zeros(n), G, pred, perts, levels, seed=0)
@@ -165,3 +165,18 @@ def test_selection_time_is_log_log_and_refuses_no_rows():
     assert ax.get_lines()[0].get_ydata().tolist() == [0.01, 0.2]
     with pytest.raises(ValueError, match="no pool size"):
         SF.selection_time(pd.DataFrame({"pool": [], "seconds": []}))
+
+
+# --------------------------------------------------------------------------- the sentences of finding
+
+
+def test_findings_read_their_numbers_and_directions_from_the_tables():
+    # picks q3 (ν 1.0) first and q2 (ν 0.1) last: ν falls
+    assert SF.novelty_finding(SEL) == "Along the 4 greedy picks ν falls from 1.00 at the first to 0.10 at the last."
+    text = SF.plane_finding(SEL)  # split q3, q4: κ 0.5 against 0.15 of q1, q2
+    assert "keeps 2 of 4" in text and "mean κ is 0.500 (higher than the 0.150" in text
+    assert SF.pool_split_finding(SEL.kappa, SEL.selected).startswith("The selectors' mean κ is higher on the split")
+    low = SF.pool_split_finding(-SEL.kappa, SEL.selected)
+    assert "lower on the split" in low
+    shares = pd.DataFrame({"pool": [0.5, 0.5], "split": [1.0, 0.0]}, index=["a", "b"])
+    assert SF.shift_finding(shares).startswith("a gains the most share (0.50 of the pool, 1.00 of the split), b loses")

@@ -25,14 +25,33 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from ... import corrupt
-from ...figures import PALETTE, image_axes
+from ...figures import MARKERS, PALETTE, image_axes, legend_outside
+from . import figures_findings
+from .figures_findings import (  # noqa: F401  (the sentence printed under each figure, also frequency_figures')
+    dirichlet_finding,
+    drift_control_finding,
+    examples_finding,
+    layer_finding,
+    margins_finding,
+    noise_finding,
+    per_sample_finding,
+    pgd_finding,
+    pope_drift_finding,
+    pope_moves_finding,
+    pope_rates_finding,
+    scale_finding,
+    spectral_finding,
+    thresholds_finding,
+)
 from .instability import label
 from .representation import control_values
 
 __all__ = ["EXAMPLES", "POPE_MOVES", "perturbation_examples", "drift_vs_control", "layer_drift_curves",
-           "dirichlet_histograms", "pope_rates", "pope_transition_rates", "pope_drift_energy", "scale_panels"]
+           "dirichlet_histograms", "pope_rates", "pope_transition_rates", "pope_drift_energy", "scale_panels",
+           *figures_findings.__all__]
 
 #: The (perturbation, level) panels of Fig. 3: the clean image, then instances of the paper's set (App. A.6).
 EXAMPLES: tuple[tuple[str, int], ...] = (
@@ -61,11 +80,14 @@ def perturbation_examples(image: np.ndarray, show: Sequence[tuple[str, int]] = E
     if not len(show):
         raise ValueError("show needs at least one (perturbation, level) panel")
     apply = corrupt.natural.shift_corrupt(shift)
-    fig, axes = plt.subplots(1, len(show), figsize=(1.45 * len(show), 1.8), squeeze=False)
-    for ax, (name, lv) in zip(axes[0], show, strict=True):
+    ncol = min(6, len(show))  # rows of six panels, so that the figure fits a page
+    nrow = int(np.ceil(len(show) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(1.2 * ncol, 1.45 * nrow), squeeze=False, layout="constrained")
+    for ax, (name, lv) in zip(axes.flat, show, strict=False):
         ax.imshow(image if name == "clean" else apply(image, name, lv, seed=seed, key=key))
         image_axes(ax, "clean" if name == "clean" else f"{label(name)}\n{corrupt.info(name).param(lv):g}")
-    fig.tight_layout()
+    for ax in axes.flat[len(show):]:
+        ax.axis("off")
     return fig
 
 
@@ -80,7 +102,8 @@ def drift_vs_control(probes_kept: pd.DataFrame, probes: pd.DataFrame, t4: pd.Dat
     """
     if not len(models):
         raise ValueError("models must name at least one model")
-    fig, axes = plt.subplots(len(models), len(perturbations), figsize=(7.2, 2.5 * len(models)), squeeze=False)
+    fig, axes = plt.subplots(len(models), len(perturbations), figsize=(7.2, 2.1 * len(models) + 0.4), squeeze=False,
+                             layout="constrained")
     drift = probes_kept[(probes_kept.kind == "drift") & (probes_kept.regime == regime)]
     for row, m in zip(axes, models, strict=True):
         ctrl = control_values(probes, regime, "cos", model=m)
@@ -88,13 +111,14 @@ def drift_vs_control(probes_kept: pd.DataFrame, probes: pd.DataFrame, t4: pd.Dat
             x = drift[(drift.model == m) & (drift.perturbation == pert)].cos
             bins = np.linspace(0, max(float(np.nanmax(ctrl)), float(np.nanmax(x)) if len(x) else 0) * 1.05 + 1e-9,
                                40)
-            ax.hist(x, bins=bins, density=True, alpha=0.7, color=PALETTE[0], label="perturbation drift")
-            ax.hist(ctrl, bins=bins, density=True, alpha=0.6, color=PALETTE[1], label="control drift")
+            ax.hist(ctrl, bins=bins, density=True, color=PALETTE[1], alpha=0.45, label="control drift")
+            ax.hist(x, bins=bins, density=True, histtype="step", lw=1.4, color=PALETTE[0], label="perturbation drift")
+            ax.set_yscale("log")  # the mass at zero and the control's tail on one axis
             d_val = t4[(t4.model == m) & (t4.perturbation == pert)].d
             ax.set(title=f"{m} · {label(pert)} (d = {float(d_val.iloc[0]) if len(d_val) else float('nan'):+.2f})",
-                   xlabel=f"cosine distance 1 − cos ({regime})", ylabel="density")
-    axes[0, 0].legend()
-    fig.tight_layout()
+                   xlabel=f"cosine distance 1 − cos ({regime})", ylabel="density (log)")
+            ax.title.set_fontsize(8)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig
 
 
@@ -110,12 +134,18 @@ def layer_drift_curves(curves: pd.DataFrame, final: pd.DataFrame, probes: pd.Dat
     if not len(models):
         raise ValueError("models must name at least one model")
     fin = final[final.perturbation == "any"]
-    fig, axes = plt.subplots(1, len(models), figsize=(4.0 * len(models), 3.0), squeeze=False, sharey=True)
-    for ax, m in zip(axes[0], models, strict=True):
+    ncol = min(3, len(models))
+    nrow = int(np.ceil(len(models) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(min(7.4, 2.7 * ncol + 1.2), 2.6 * nrow + 0.3), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax in axes.flat[len(models):]:
+        ax.axis("off")
+    for ax, m in zip(axes.flat, models, strict=False):
         g = curves[(curves.model == m) & (curves.perturbation == "any")]
         for i, regime in enumerate([r for r in regimes if r in set(g.regime)]):
             gr = g[g.regime == regime]
-            ax.plot(gr.layer, gr.ratio, "-o", ms=3, color=PALETTE[i % len(PALETTE)], label=regime)
+            ax.plot(gr.layer, gr.ratio, ms=3.5, color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
+                    label=regime)
             ctrl_final = control_values(probes, regime, "cos", model=m).mean()
             f = fin[(fin.model == m) & (fin.regime == regime)]
             if len(f):
@@ -123,10 +153,12 @@ def layer_drift_curves(curves: pd.DataFrame, final: pd.DataFrame, probes: pd.Dat
                         color=PALETTE[i % len(PALETTE)])
         n_layers = int(g.layer.max()) if len(g) else 0
         ax.set_xticks(list(range(n_layers + 1)) + [n_layers + 1], [str(k) for k in range(n_layers + 1)] + ["final"])
-        ax.set(title=m, ylabel="drift / control (cosine)")
-    axes[0, -1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.supxlabel("layer: 0 = decoder input, 1..L = pre-norm residual stream; final = post-norm (squares)", fontsize=8)
-    fig.tight_layout()
+        ax.set(title=m, xlabel="layer")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("drift / control (cosine)")
+    h, lab = next((a.get_legend_handles_labels() for a in axes.flat if a.get_legend_handles_labels()[0]), ([], []))
+    fig.legend(h, lab, loc="outside right center", fontsize=7, title="regime", title_fontsize=7)
+    fig.supxlabel("0 = decoder input, 1..L = pre-norm residual stream; final = post-norm (squares)", fontsize=7)
     return fig
 
 
@@ -136,15 +168,17 @@ def dirichlet_histograms(grid: pd.DataFrame, perturbation: str) -> Figure:
 
     ``grid``: drift rows with flips (:func:`~vlmrobust.analysis.drift.representation.with_flips`).
     """
-    fig, axes = plt.subplots(1, 2, figsize=(6.8, 2.6), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(6.0, 2.5), sharex=True, layout="constrained")
     g = grid[(grid.regime == "vision_grid") & (grid.perturbation == perturbation)]
+    finite = g.d_energy[np.isfinite(g.d_energy)]
+    bins = np.linspace(float(finite.min()), float(finite.max()), 31) if len(finite) else 30
     for ax, (name, sub) in zip(axes, [("all instances", g), ("flip-inducing", g[g.flip.fillna(False)])], strict=True):
         for i, (m, gm) in enumerate(sub.groupby("model", sort=False)):
-            ax.hist(gm.d_energy, bins=30, alpha=0.6, color=PALETTE[i], label=m)
+            ax.hist(gm.d_energy, bins=bins, histtype="step", lw=1.4, color=PALETTE[i], label=m)
         ax.axvline(0, color="k", lw=0.8)
         ax.set(title=f"{label(perturbation)}: {name}", xlabel="ΔE_dir", ylabel="instances")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+        ax.title.set_fontsize(9)
+    legend_outside(fig, where="right", fontsize=7)
     return fig
 
 
@@ -156,7 +190,7 @@ def pope_rates(pope: pd.DataFrame, models: Sequence[str], order: Iterable[str]) 
     """
     perts = _present(order, pope.perturbation)
     x = np.arange(len(perts))
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.8), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 2.8), sharex=True, layout="constrained")
     for i, m in enumerate(models):
         g = pope[pope.model == m].set_index("perturbation").reindex(perts)
         axes[0].bar(x + (i - 0.5) * 0.38, g.flip_rate, width=0.38, color=PALETTE[i], label=m)
@@ -166,8 +200,9 @@ def pope_rates(pope: pd.DataFrame, models: Sequence[str], order: Iterable[str]) 
     axes[1].set(ylabel="accuracy", title="accuracy (dashed: clean)", ylim=(0, 1))
     for ax in axes:
         ax.set_xticks(x, [label(p) for p in perts], rotation=40, ha="right")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+        ax.title.set_fontsize(9)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(4, len(models)),
+               fontsize=7)
     return fig
 
 
@@ -178,15 +213,23 @@ def pope_transition_rates(pope: pd.DataFrame, models: Sequence[str], order: Iter
         raise ValueError("models must name at least one model")
     perts = _present(order, pope.perturbation)
     x = np.arange(len(perts))
-    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 2.9), squeeze=False, sharey=True)
-    for ax, m in zip(axes[0], models, strict=True):
+    ncol = min(2, len(models))
+    nrow = int(np.ceil(len(models) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.4, 2.6 * nrow + 0.3), squeeze=False, sharey=True,
+                             layout="constrained")
+    for ax in axes.flat[len(models):]:
+        ax.axis("off")
+    for ax, m in zip(axes.flat, models, strict=False):
         g = pope[pope.model == m].set_index("perturbation").reindex(perts)
         for j, mv in enumerate(POPE_MOVES):
             ax.bar(x + (j - 1.5) * 0.2, g[mv], width=0.2, color=PALETTE[j], label=mv.replace(" rate", ""))
+        if not np.nan_to_num(g[list(POPE_MOVES)].to_numpy(float)).any():
+            ax.text(0.5, 0.5, "no yes/no answer moves", transform=ax.transAxes, ha="center", color="0.4", fontsize=8)
         ax.set_xticks(x, [label(p) for p in perts], rotation=40, ha="right")
-        ax.set(title=m, ylabel="rate (over the clean class)")
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
+        ax.set_title(m, fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("rate (over the clean class)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7)
     return fig
 
 
@@ -196,17 +239,21 @@ def pope_drift_energy(p11: pd.DataFrame, models: Sequence[str], regime: str) -> 
 
     ``p11``: :func:`~vlmrobust.analysis.drift.prior.drift_by_perturbation` (``flip_rate``, ``cos_sim``, ``dE``).
     """
-    fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.9))
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 2.9), layout="constrained")
+    perts = list(dict.fromkeys(p11.perturbation))
+    marker = {p: MARKERS[j % len(MARKERS)] for j, p in enumerate(perts)}  # a marker per perturbation, not a label
     for i, m in enumerate(models):
         g = p11[p11.model == m]
-        axes[0].scatter(g.flip_rate, 1 - g.cos_sim, color=PALETTE[i], label=m, s=18)
-        axes[1].scatter(g.flip_rate, g.dE, color=PALETTE[i], s=18)
         for r in g.itertuples():
-            axes[0].annotate(label(r.perturbation), (r.flip_rate, 1 - r.cos_sim), fontsize=6)
+            axes[0].scatter(r.flip_rate, 1 - r.cos_sim, color=PALETTE[i], marker=marker[r.perturbation], s=22)
+            axes[1].scatter(r.flip_rate, r.dE, color=PALETTE[i], marker=marker[r.perturbation], s=22)
     axes[0].set(xlabel="flip rate", ylabel=f"mean cosine drift ({regime})", title="drift vs flip rate")
-    axes[1].set(xlabel="flip rate", ylabel="mean ΔE_dir", title="Dirichlet energy change vs flip rate")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    axes[1].set(xlabel="flip rate", ylabel="mean ΔE_dir", title="ΔE_dir vs flip rate")
+    for ax in axes:
+        ax.title.set_fontsize(9)
+    handles = [Line2D([], [], color=PALETTE[i], marker="o", ls="", label=m) for i, m in enumerate(models)]
+    handles += [Line2D([], [], color="0.35", marker=marker[p], ls="", label=label(p)) for p in perts]
+    fig.legend(handles=handles, loc="outside right center", fontsize=7)
     return fig
 
 
@@ -218,7 +265,7 @@ def scale_panels(t1: pd.DataFrame, t5: pd.DataFrame, sizes: Mapping[str, float],
     :func:`~vlmrobust.analysis.drift.instability.scale_table`; ``sizes``: model -> parameters. An empty
     ``t5`` draws empty panels.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.9))
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 3.2), layout="constrained")
     perts = _present(order, t1.perturbation) + ["any"]
     xs = np.arange(len(perts))
     for i, m in enumerate(t5.model):
@@ -228,10 +275,12 @@ def scale_panels(t1: pd.DataFrame, t5: pd.DataFrame, sizes: Mapping[str, float],
                     label=f"{m} ({sizes[m] / 1e6:.2f} M)")
     axes[0].set_xticks(xs, [label(p) for p in perts], rotation=40, ha="right")
     axes[0].set(ylabel="IFR", title="Fig. 2 — flip rate by model size")
-    axes[0].legend(fontsize=6)
+    axes[0].title.set_fontsize(9)
+    if len(t5):
+        axes[0].legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.42), ncols=min(3, len(t5)))
     axes[1].plot(t5["size"] / 1e6, t5["R→W share"], "-o", label="R→W (error injection)")
     axes[1].plot(t5["size"] / 1e6, t5["W→R share"], "-s", label="W→R (correction)")
     axes[1].set(xlabel="parameters (M)", ylabel="share of union instances", title="Fig. 5 — transitions by size")
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
+    axes[1].title.set_fontsize(9)
+    axes[1].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=2)
     return fig

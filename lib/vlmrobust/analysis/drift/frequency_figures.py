@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from ...attack import EPS, MODES
 from ...corrupt import frequency
-from ...figures import PALETTE, image_axes
+from ...figures import PALETTE, image_axes, legend_outside
 from .instability import label
 
 __all__ = ["NOISE_BANDS", "ABLATIONS", "EPS_TICKS", "noise_flip_rate", "per_sample_noise", "ablation_thresholds",
@@ -122,16 +122,21 @@ def ablation_margins(acurve: pd.DataFrame, item_ids: Sequence[str], model: str) 
     """
     if not len(item_ids):
         raise ValueError("item_ids must name at least one sample")
-    fig, axes = plt.subplots(1, len(item_ids), figsize=(3.6 * len(item_ids), 2.7), squeeze=False, sharey=True)
-    for ax, iid in zip(axes[0], item_ids, strict=True):
+    ncols = min(len(item_ids), 3)  # wrapped so that the figure fits a page
+    nrows = -(-len(item_ids) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.45 * ncols, 2.5 * nrows), squeeze=False, sharey=True)
+    for ax in axes.ravel()[len(item_ids):]:
+        ax.axis("off")
+    for ax, iid in zip(axes.ravel(), item_ids, strict=False):
         for j, (pert, name) in enumerate(ABLATIONS):
             g = acurve[(acurve.item_id == iid) & (acurve.perturbation == pert)].sort_values("param")
             ax.plot(g.param, g.signed_margin, "-o", ms=3, color=PALETTE[[0, 3][j]], label=name)
         ax.axhline(0, color="k", lw=0.8)
         ax.set(xscale="log", xlabel="cutoff c", title=f"{model} · {iid}")
-    axes[0, 0].set_ylabel("signed margin of the base option")
-    axes[0, 0].legend(fontsize=7)
+    for row in axes:
+        row[0].set_ylabel("signed margin of the base option")
     fig.tight_layout()
+    legend_outside(fig, where="below", ncol=2)
     return fig
 
 
@@ -142,7 +147,7 @@ def spectral_drift_by_band(sd: pd.DataFrame, order: Iterable[str]) -> Figure:
 
     ``sd``: :func:`~vlmrobust.analysis.drift.frequency.instance_spectral_drift`.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 2.9), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 2.9), sharey=True)
     seen = set(sd.perturbation)
     perts = [p for p in order if p in seen]
     xb = np.arange(len(perts))
@@ -153,8 +158,8 @@ def spectral_drift_by_band(sd: pd.DataFrame, order: Iterable[str]) -> Figure:
         ax.set_xticks(xb, [label(p) for p in perts], rotation=40, ha="right")
         ax.set(title=name, yscale="log")
     axes[0].set_ylabel("relative band change D_band")
-    axes[0].legend(fontsize=7)
     fig.tight_layout()
+    legend_outside(fig, where="below", title="band")
     return fig
 
 
@@ -167,18 +172,24 @@ def pgd_radial_energy(deltas: Mapping[str, Sequence[np.ndarray]], item_id: str, 
     ``models``: the attacked models (the title names the first, or "no model" when none was attacked, in which
     case the panels stay empty).
     """
-    fig, axes = plt.subplots(1, 1 + len(MODES), figsize=(10.5, 2.6))
+    fig = plt.figure(figsize=(7.4, 2.8))
+    grid = fig.add_gridspec(1, 2 + len(MODES), width_ratios=[2.6, 0.25] + [1.0] * len(MODES))
+    axes = [fig.add_subplot(grid[0, 0])] + [fig.add_subplot(grid[0, 2 + k]) for k in range(len(MODES))]
+    for ax in axes[1:]:
+        image_axes(ax)
     for j, mode in enumerate([md for md in MODES if md in deltas]):
         prof = np.nanmean([frequency.radial_profile(d)[1] for d in deltas[mode]], axis=0)
         centres = frequency.radial_profile(deltas[mode][0])[0]
         axes[0].plot(centres, prof, "-o", ms=3, color=PALETTE[j], label=f"{mode} PGD")
         axes[j + 1].imshow(0.5 + deltas[mode][0] / (2 * EPS))
-        image_axes(axes[j + 1], f"{mode} PGD: δ (grey = 0, full range = ±ε)")
+        image_axes(axes[j + 1], f"{mode}: δ", fontsize=8)
     axes[0].axvspan(0, 0.25, color="0.9", zorder=0)
     axes[0].axvspan(0.5, np.sqrt(2), color="0.95", zorder=0)
     axes[0].set(yscale="log", xlabel="radial frequency ρ (shaded: low and high bands)", ylabel="mean power of δ",
                 title="Fig. 20 — radial energy")
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"δ of {item_id}, {models[0] if len(models) else 'no model'}", x=0.62, fontsize=8)
-    fig.tight_layout()
+    fig.suptitle(f"δ of {item_id}, {models[0] if len(models) else 'no model'}", x=0.99, ha="right", fontsize=8,
+                 fontweight="normal")
+    fig.subplots_adjust(top=0.78, bottom=0.3)
+    if axes[0].get_legend_handles_labels()[0]:
+        legend_outside(fig, where="below", ncol=len(MODES))
     return fig

@@ -33,16 +33,32 @@ from matplotlib.lines import Line2D
 
 from ... import corrupt
 from ...corrupt import escalation as esc
-from ...figures import PALETTE, image_axes
+from ...figures import PALETTE, image_axes, model_styles
+from . import figures_findings
+from .figures_findings import (  # noqa: F401  (the sentence printed under each figure)
+    accuracy_share_finding,
+    directional_finding,
+    failure_class_finding,
+    failure_subtypes_finding,
+    fills_finding,
+    fragility_finding,
+    latent_finding,
+    pareto_finding,
+    rank_correlation_finding,
+    rungs_finding,
+    sky_cost_finding,
+    table_i_finding,
+)
+from .figures_heatmaps import directional_heatmap, failure_class_heatmap, failure_subtypes, rank_correlation_heatmaps
 from .indices import pareto_front
-from .taxonomy import CLASSES
 
 __all__ = ["REGIME_MARKERS", "ladder_rungs", "table_i_fit", "fill_examples", "sky_control_cost", "pareto_maps",
            "accuracy_vs_share", "fragility_panels", "directional_heatmap", "failure_class_heatmap", "failure_subtypes",
-           "rank_correlation_heatmaps", "latent_instability_examples"]
+           "rank_correlation_heatmaps", "latent_instability_examples", *figures_findings.__all__]
 
 #: Marker at the end of a fragility curve, per regime (Fig. 6).
 REGIME_MARKERS = {"stable": "o", "progressive": "s", "severe": "X", "undefined": "."}
+_REGIME_ABBR = {"stable": "st", "progressive": "pr", "severe": "sv"}  # the regime counts in a panel's title
 
 
 def _need(table, what: str) -> None:
@@ -58,7 +74,9 @@ def fill_examples(image: np.ndarray, depth: np.ndarray | None, fills: Sequence[s
     _need(fills, "fill")
     cols = [("clean", None, 0)] + ([("sky band 100 %", "sky", 4)] if depth is not None else []) + [
         (f"{d} 0.4", d, 2) for d in ("topdown", "bottomup", "leftright")]
-    fig, axes = plt.subplots(len(fills), len(cols), figsize=(1.7 * len(cols), 1.85 * len(fills)), squeeze=False)
+    side = min(1.45, 7.4 / len(cols))
+    fig, axes = plt.subplots(len(fills), len(cols), figsize=(side * len(cols), (side + 0.1) * len(fills) + 0.3),
+                             squeeze=False, layout="constrained")
     for r, f in enumerate(fills):
         for c, (col_title, what, lv) in enumerate(cols):
             opts = {"rgb": tuple(mean_rgb)} if f == "mean" else {}
@@ -70,9 +88,8 @@ def fill_examples(image: np.ndarray, depth: np.ndarray | None, fills: Sequence[s
                 im = corrupt.apply(image, esc.traversal_name(what, f), lv, **opts)
             axes[r, c].imshow(im)
             image_axes(axes[r, c], col_title if r == 0 else None)
-        axes[r, 0].set_ylabel(f, fontsize=9)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+        axes[r, 0].set_ylabel(f, fontsize=8)
+    fig.suptitle(title, fontsize=8)
     return fig
 
 
@@ -80,16 +97,17 @@ def ladder_rungs(image: np.ndarray, rows: Mapping[str, Sequence[tuple[str, np.nd
     """One row per ladder of ``rows`` (label -> ``[(rung label, image), ...]``), the clean ``image`` first."""
     _need(rows, "ladder")
     ncol = 1 + max(len(v) for v in rows.values())
-    fig, axes = plt.subplots(len(rows), ncol, figsize=(1.6 * ncol, 1.75 * len(rows)), squeeze=False)
+    side = min(1.45, 7.4 / ncol)
+    fig, axes = plt.subplots(len(rows), ncol, figsize=(side * ncol, (side + 0.15) * len(rows) + 0.3), squeeze=False,
+                             layout="constrained")
     for r, (label, rungs) in enumerate(rows.items()):
         for c, (t, im) in enumerate([("clean", image), *rungs]):
             axes[r, c].imshow(im)
             image_axes(axes[r, c], t)
         for c in range(1 + len(rungs), ncol):
             axes[r, c].axis("off")
-        axes[r, 0].set_ylabel(label, fontsize=8)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+        axes[r, 0].set_ylabel(label, fontsize=7)
+    fig.suptitle(title, fontsize=8)
     return fig
 
 
@@ -98,7 +116,7 @@ def table_i_fit(paper: pd.DataFrame, c: float, run: pd.DataFrame | None = None) 
     the bound line c (1 − A_CR), and (``run``: columns ``reading``, ``A_CR`` as a share, ``RCI_mu``) the
     run's units under each reading of D_fail."""
     _need(paper, "paper row")
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(6.6, 3.4), layout="constrained")
     err = 1 - paper["A_CR"] / 100
     ax.scatter(err, paper["RCI_mu"], s=22, color="k", label="seed 001 Table I (19 rows)", zorder=3)
     if run is not None and len(run):
@@ -109,8 +127,7 @@ def table_i_fit(paper: pd.DataFrame, c: float, run: pd.DataFrame | None = None) 
     ax.plot(x, c * x, color="#D55E00", lw=1, label=f"bound RCI_mu = {c:.3f} (1 − A_CR)")
     ax.set(xlabel="1 − A_CR (corrupted error rate)", ylabel="RCI_mu", title="Table I: RCI_mu and its lower bound")
     ax.title.set_fontsize(9)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -120,16 +137,15 @@ def sky_control_cost(fill_table: pd.DataFrame, models: Sequence[str], colors: Ma
     ctrl = fill_table[fill_table.condition.str.startswith("sky band")]
     _need(ctrl, "sky-band row in the fill table")
     clean_acc = fill_table.loc[fill_table.condition == "clean", list(models)].iloc[0]
-    fig, ax = plt.subplots(figsize=(6.4, 2.8))
+    fig, ax = plt.subplots(figsize=(7.2, 2.8), layout="constrained")
     x = np.arange(len(ctrl))
     w = 0.8 / len(models)
     for i, m in enumerate(models):
         ax.bar(x + (i - (len(models) - 1) / 2) * w, clean_acc[m] - ctrl[m], w, color=colors[m], label=m)
     ax.set_xticks(x, [f"{f}\n{c}" for f, c in zip(ctrl.fill, ctrl.condition, strict=True)], fontsize=7)
-    ax.set(ylabel="clean − control accuracy", title="what the fill costs when it removes only sky")
+    ax.set(ylabel="clean − control accuracy", title="the fill's cost where it removes only sky")
     ax.axhline(0, color="k", lw=0.6)
-    ax.legend(fontsize=6, ncols=2)
-    fig.tight_layout()
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -138,186 +154,93 @@ def pareto_maps(table1: pd.DataFrame, models: Sequence[str], colors: Mapping[str
     of Table I (colour: model, marker: group), the Pareto frontier outlined and joined by a dashed step."""
     _need(table1, "Table I row")
     markers = dict(zip(sorted(table1.group.unique()), "osD^vP*Xh", strict=False))
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.9))
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 3.0), layout="constrained")
     for ax, (acc, idx, title) in zip(axes, [("A_CR", "RCI_mu", "corruption (ladders)"),
                                             ("A_T", "T_mu", "traversal")], strict=True):
         t = table1.dropna(subset=[acc, idx])
         front = pareto_front(t[acc], t[idx])
         for (m, g), r in t.set_index(["model", "group"]).iterrows():
-            ax.scatter(100 * r[acc], r[idx], color=colors[m], marker=markers[g], s=42, alpha=0.9)
+            ax.scatter(100 * r[acc], r[idx], color=colors[m], marker=markers[g], s=30, alpha=0.9, lw=0)
         f = t[front].sort_values(acc)
-        ax.scatter(100 * f[acc], f[idx], facecolors="none", edgecolors="k", s=110, lw=1.2)
+        ax.scatter(100 * f[acc], f[idx], facecolors="none", edgecolors="k", s=90, lw=1.1)
         ax.step(100 * f[acc], f[idx], where="pre", color="k", lw=0.8, ls="--")  # the edge of the dominated region
-        ax.set(xlabel=f"{acc} (%)", ylabel=idx.replace("_mu", " μ"), title=f"Pareto map: {title}")
+        ax.set(xlabel=f"{acc} (%)", ylabel=idx.replace("_mu", " μ"), title=title)
+        ax.title.set_fontsize(9)
     handles = [Line2D([], [], color=colors[m], marker="o", ls="", label=m) for m in models]
     handles += [Line2D([], [], color="0.4", marker=mk, ls="", label=g) for g, mk in markers.items()]
     handles += [Line2D([], [], color="k", ls="--", marker="o", mfc="none", label="Pareto frontier")]
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
-    fig.tight_layout()
+    fig.legend(handles=handles, loc="outside right center", fontsize=7)
     return fig
 
 
 def accuracy_vs_share(curves: pd.DataFrame, evidence_share: pd.Series, traversals: Mapping[str, str],
                       shares: Mapping[int, float], models: Sequence[str], colors: Mapping[str, str]) -> Figure:
-    """Fig. 5: one panel per direction of ``traversals`` (label -> perturbation), each model's accuracy
-    (``curves``: :func:`~vlmrobust.analysis.escalation.fragility.fragility_curves` per model) against the
-    share removed (``shares``: level -> share, in level order), and on a right axis ``evidence_share``
-    (:func:`~vlmrobust.analysis.escalation.fragility.evidence_lost_share`) where it covers the direction."""
+    """Fig. 5: one panel per direction of ``traversals`` (label -> perturbation; two to a row), each model's
+    accuracy (``curves``: :func:`~vlmrobust.analysis.escalation.fragility.fragility_curves` per model) against the
+    share removed (``shares``: level -> share, in level order), and in grey on the same 0-1 axis
+    ``evidence_share`` (:func:`~vlmrobust.analysis.escalation.fragility.evidence_lost_share`) where it covers the
+    direction. Models are told apart by :func:`vlmrobust.figures.model_styles` (colour, marker, dashes)."""
     _need(traversals, "traversal")
     levels = list(shares)
-    fig, axes = plt.subplots(1, len(traversals), figsize=(3.0 * len(traversals), 2.9), sharey=True, squeeze=False)
-    for ax, (d, name) in zip(axes[0], traversals.items(), strict=True):
+    styles = {m: {**st, "color": colors.get(m, st["color"])} for m, st in model_styles(models).items()}
+    ncol = min(2, len(traversals))
+    nrow = int(np.ceil(len(traversals) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.8, 2.2 * nrow + 0.2), sharex=True, sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, (d, name) in zip(axes.flat, traversals.items(), strict=False):
+        if (name, levels[0]) in evidence_share.index:
+            ax.fill_between([0.0, *[shares[lv] for lv in levels]],
+                            [0.0, *[evidence_share.get((name, lv), np.nan) for lv in levels]], color="0.88", lw=0,
+                            label="items with evidence removed or cut")
         for m in models:
             c = curves[(curves.model == m) & (curves.perturbation == name)]
-            ax.plot([0.0, *[shares[lv] for lv in c.level[1:]]], c.accuracy, "-o", ms=3, color=colors[m], label=m)
-        ax.set(title=f"{d} ({name})", xlabel="share removed s", ylim=(0, 1.02), xticks=[0, 0.2, 0.4, 0.6, 0.8])
+            ax.plot([0.0, *[shares[lv] for lv in c.level[1:]]], c.accuracy, ms=3.5, lw=1.2, label=m, **styles[m])
+        ax.set(title=f"{d} · {name.split('_')[1] if name.startswith('traverse_') else name}", ylim=(0, 1.02),
+               xticks=[0, 0.2, 0.4, 0.6, 0.8])
         ax.title.set_fontsize(8)
-        if (name, levels[0]) in evidence_share.index:
-            ax2 = ax.twinx()
-            ax2.plot([0.0, *[shares[lv] for lv in levels]],
-                     [0.0, *[evidence_share.get((name, lv), np.nan) for lv in levels]], "--", color="0.5", lw=1.2)
-            ax2.set_ylim(0, 1.02)
-            ax2.grid(False)
-            ax2.tick_params(labelsize=7, colors="0.4")
-            if d == list(traversals)[-1]:
-                ax2.set_ylabel("evidence removed or cut", color="0.4", fontsize=8)
-    axes[0, 0].set_ylabel("accuracy")
-    handles = [Line2D([], [], color=colors[m], marker="o", ms=3, label=m) for m in models]
-    handles.append(Line2D([], [], color="0.5", ls="--", label="items with evidence removed or cut (right axis)"))
-    fig.legend(handles=handles, loc="lower center", ncols=min(8, len(handles)), bbox_to_anchor=(0.5, -0.06),
-               fontsize=7)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    for ax in axes.flat[len(traversals):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("share removed s")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy / share")
+    h, lab = axes[0, 0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="outside right center", fontsize=7)
     return fig
 
 
 def fragility_panels(curves: pd.DataFrame, regimes: pd.DataFrame, perturbations: Sequence[str],
                      levels: Sequence[int], models: Sequence[str], colors: Mapping[str, str]) -> Figure:
     """Fig. 6: one panel per perturbation (four per row), each model's fragility curve (dashed when
-    non-monotone) ending in its regime's marker (:data:`REGIME_MARKERS`), and the panel's regime counts.
+    non-monotone) ending in its regime's marker (:data:`REGIME_MARKERS`), the panel's regime counts in its title.
     ``curves`` and ``regimes`` are per model (:func:`~vlmrobust.analysis.escalation.fragility.curve_regimes`)."""
     _need(perturbations, "perturbation")
     ncol = 4
     nrow = int(np.ceil(len(perturbations) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.0 * ncol, 2.5 * nrow), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.4, 2.0 * nrow + 0.6), sharey=True, squeeze=False,
+                             layout="constrained")
     for ax, p in zip(axes.flat, perturbations, strict=False):
         for m in models:
             c = curves[(curves.model == m) & (curves.perturbation == p)]
             rg = regimes[(regimes.model == m) & (regimes.perturbation == p)].iloc[0]
-            ax.plot(c.level, c.accuracy, "--" if rg.non_monotone else "-", color=colors[m], lw=1.2)
-            ax.plot(c.level.iloc[-1], c.accuracy.iloc[-1], REGIME_MARKERS[str(rg.regime)], color=colors[m], ms=6)
-        ax.set(title=p, xlabel="level", ylim=(0, 1.02), xticks=[0, *levels])
-        ax.title.set_fontsize(8)
+            ax.plot(c.level, c.accuracy, "--" if rg.non_monotone else "-", color=colors[m], lw=1.1)
+            ax.plot(c.level.iloc[-1], c.accuracy.iloc[-1], REGIME_MARKERS[str(rg.regime)], color=colors[m], ms=5,
+                    mec="white", mew=0.4)
         rp = regimes[regimes.perturbation == p]
         counts = rp.regime.astype(str).value_counts()
-        ax.text(0.98, 0.97, "\n".join(f"{k} {counts.get(k, 0)}" for k in ("stable", "progressive", "severe"))
-                + f"\nnon-monotone {int(rp.non_monotone.sum())}", transform=ax.transAxes, ha="right", va="top",
-                fontsize=6, color="0.25")
+        name = p.removeprefix("bruce_").removeprefix("traverse_").removesuffix("_mean")
+        ax.set_title(f"{name}\n" + " · ".join(f"{ab} {counts.get(k, 0)}" for k, ab in _REGIME_ABBR.items())
+                     + f" · nm {int(rp.non_monotone.sum())}", fontsize=7)
+        ax.set(xlabel="level", ylim=(0, 1.02), xticks=[0, *levels])
     for ax in axes.flat[len(perturbations):]:
         ax.axis("off")
     for r in range(nrow):
         axes[r, 0].set_ylabel("accuracy")
     handles = [Line2D([], [], color=colors[m], label=m) for m in models]
-    handles += [Line2D([], [], color="0.3", marker=mk, ls="", label=k) for k, mk in REGIME_MARKERS.items()
-                if k != "undefined"]
-    handles += [Line2D([], [], color="0.3", ls="--", label="non-monotone")]
-    fig.legend(handles=handles, loc="lower center", ncols=min(6, len(handles)), bbox_to_anchor=(0.5, -0.05),
-               fontsize=7)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return fig
-
-
-def directional_heatmap(directions: pd.DataFrame, panels: Sequence[str], labels: Sequence[str],
-                        models: Sequence[str]) -> Figure:
-    """TRCI(r) per model (rows) and direction (columns, ``labels`` order), one panel per ``group`` value of
-    ``directions`` named in ``panels`` (:attr:`~vlmrobust.analysis.escalation.indices.TRCIResult.directions`
-    rows), one shared colour scale; the worst direction of each row is outlined."""
-    _need(directions, "direction row")
-    vmin, vmax = np.nanmin(directions.T_RCI), np.nanmax(directions.T_RCI)
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.3 * len(panels) + 1, 0.35 * len(models) + 1.4),
-                             squeeze=False)
-    for ax, g in zip(axes[0], panels, strict=True):
-        h = directions[directions.group == g].pivot_table(index="model", columns="direction", values="T_RCI",
-                                                          observed=False)
-        h = h.reindex(index=models, columns=list(labels))
-        im = ax.imshow(h.to_numpy(), cmap="magma_r", vmin=vmin, vmax=vmax, aspect="auto")
-        for i in range(h.shape[0]):
-            row = h.to_numpy()[i]
-            for j in range(h.shape[1]):
-                if np.isfinite(row[j]):
-                    ax.text(j, i, f"{row[j]:.2f}", ha="center", va="center", fontsize=6,
-                            color="w" if row[j] > (vmin + vmax) / 2 else "k")
-            if np.isfinite(row).any():
-                ax.add_patch(plt.Rectangle((np.nanargmax(row) - 0.5, i - 0.5), 1, 1, fill=False, ec="#0072B2",
-                                           lw=1.5))
-        ax.set_xticks(range(len(labels)), list(labels))
-        ax.set_yticks(range(len(models)), models if g == panels[0] else [""] * len(models), fontsize=7)
-        ax.set_title(g, fontsize=9)
-        ax.grid(False)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="T-RCI(r)")
-    return fig
-
-
-def failure_class_heatmap(class_counts: pd.DataFrame, models: Sequence[str], n_failures: int) -> Figure:
-    """Fig. 4: each model's share of failures per taxonomy class (``class_counts``:
-    :func:`~vlmrobust.analysis.escalation.taxonomy.taxonomy_counts` by model; rows in ``models`` order,
-    columns in :data:`~vlmrobust.analysis.escalation.taxonomy.CLASSES` order), the shares written in."""
-    _need(class_counts, "failure count")
-    share = class_counts.pivot_table(index="model", columns="class", values="share", observed=False).reindex(
-        index=[m for m in models if m in set(class_counts.model)], columns=list(CLASSES)).fillna(0.0)
-    fig, ax = plt.subplots(figsize=(5.6, 0.35 * len(share) + 1.3))
-    im = ax.imshow(share.to_numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    for i in range(share.shape[0]):
-        for j in range(share.shape[1]):
-            ax.text(j, i, f"{share.iloc[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                    color="w" if share.iloc[i, j] > 0.5 else "k")
-    ax.set_xticks(range(share.shape[1]), share.columns)
-    ax.set_yticks(range(share.shape[0]), share.index, fontsize=7)
-    ax.grid(False)
-    ax.set_title(f"Fig. 4 · traversal-induced failures by class ({n_failures:,} failures)", fontsize=9)
-    fig.colorbar(im, ax=ax, shrink=0.8, label="share of the model's failures")
-    return fig
-
-
-def failure_subtypes(subtype_counts: pd.DataFrame) -> Figure:
-    """Fig. 8: horizontal bars of the failures per subtype (``subtype_counts``:
-    :func:`~vlmrobust.analysis.escalation.taxonomy.taxonomy_counts` with ``level="subtype"``; zero counts left
-    out), coloured by class, the first subtype at the top, the counts written at the bar ends."""
-    sub = subtype_counts[subtype_counts.n > 0].iloc[::-1]
-    _need(sub, "failure subtype")
-    cls_color = dict(zip(CLASSES, PALETTE, strict=False))
-    fig, ax = plt.subplots(figsize=(6.4, 0.2 * len(sub) + 1.0))
-    ax.barh(np.arange(len(sub)), sub.n, color=[cls_color[str(c)] for c in sub["class"]])
-    ax.set_yticks(np.arange(len(sub)), [str(s) for s in sub.subtype], fontsize=7)
-    for i, n in enumerate(sub.n):
-        ax.text(n, i, f" {n}", va="center", fontsize=6)
-    ax.legend(handles=[Line2D([], [], color=cls_color[c], lw=6, label=c) for c in CLASSES
-                       if c in set(sub["class"].astype(str))], fontsize=7, loc="lower right")
-    ax.set(xlabel="failures (all models, directions and states)", title="Fig. 8 · fine-grained failure subtypes")
-    fig.tight_layout()
-    return fig
-
-
-def rank_correlation_heatmaps(rho_rci: pd.DataFrame, rho_trci: pd.DataFrame) -> Figure:
-    """Two heatmaps of Spearman ρ between weighting schemes (RCI_mu and T_mu, from
-    :func:`~vlmrobust.analysis.escalation.ablation.rank_correlations`), the values written in; the colour
-    scale runs from min(0.5, smallest finite ρ) to 1."""
-    _need(rho_rci, "RCI rank correlation")
-    _need(rho_trci, "T-RCI rank correlation")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    rho_all = np.concatenate([rho_rci.to_numpy().ravel(), rho_trci.to_numpy().ravel()])
-    rho_lo = min(0.5, float(np.min(rho_all[np.isfinite(rho_all)]))) if np.isfinite(rho_all).any() else 0.5
-    for ax, (rho, title) in zip(axes, [(rho_rci, "RCI_mu"), (rho_trci, "T_mu")], strict=True):
-        ax.imshow(rho.to_numpy(), cmap="viridis", vmin=rho_lo, vmax=1)
-        for i in range(len(rho)):
-            for j in range(len(rho)):
-                v = rho.iloc[i, j]
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                        color="k" if np.isfinite(v) and v > rho_lo + 0.6 * (1 - rho_lo) else "w")
-        ax.set_xticks(range(len(rho)), rho.columns, rotation=35, ha="right", fontsize=7)
-        ax.set_yticks(range(len(rho)), rho.index, fontsize=7)
-        ax.grid(False)
-        ax.set_title(f"Spearman ρ between weightings: {title}", fontsize=9)
-    fig.tight_layout()
+    handles += [Line2D([], [], color="0.3", marker=REGIME_MARKERS[k], ls="", label=f"{k} ({ab})")
+                for k, ab in _REGIME_ABBR.items()]
+    handles += [Line2D([], [], color="0.3", ls="--", label="non-monotone (nm)")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(6, len(handles)), fontsize=7)
     return fig
 
 
@@ -331,7 +254,8 @@ def latent_instability_examples(latent: pd.DataFrame, examples: pd.DataFrame, tr
     _need(examples, "example")
     ncol = min(3, len(examples))
     nrow = int(np.ceil(len(examples) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.7 * nrow), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.4, 2.1 * nrow + 0.6), sharey=True, squeeze=False,
+                             layout="constrained")
     for ax in axes.flat[len(examples):]:
         ax.axis("off")
     for ax, w in zip(axes.flat, examples.itertuples(), strict=False):
@@ -344,11 +268,11 @@ def latent_instability_examples(latent: pd.DataFrame, examples: pd.DataFrame, tr
         ax.axvline(shares[int(w.warn_level)], color="#E69F00", lw=1, label="warning")
         ax.axvline(shares[int(w.flip_level)], color="#D55E00", lw=1, ls="--", label="flip")
         d = {v: k for k, v in traversals.items()}[w.perturbation]
-        ax.set(title=f"{w.model} · {w.item_id.split('-', 2)[-1]} · {d}", xlabel="share removed", ylim=(-1.05, 1.05))
+        ax.set(title=f"{w.model}\n{w.item_id.split('-', 2)[-1]} · {d}", xlabel="share removed", ylim=(-1.05, 1.05))
         ax.title.set_fontsize(7)
     for r in range(nrow):
         axes[r, 0].set_ylabel("probability")
-    axes[0, 0].legend(fontsize=6, loc="lower left")
-    fig.suptitle("Fig. 7 · the correct option loses probability before the answer flips", fontsize=9)
-    fig.tight_layout()
+    h, lab = axes[0, 0].get_legend_handles_labels()
+    fig.legend([Line2D([], [], color="0.3", marker="o", ms=3), *h[1:]], lab, loc="outside lower center", ncols=4,
+               fontsize=7)
     return fig

@@ -25,11 +25,20 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ... import corrupt, data
-from ...figures import PALETTE, image_axes
+from ...figures import PALETTE, image_axes, legend_outside
+from . import figures_findings
+from .figures_findings import (  # noqa: F401  (the sentence printed under each figure)
+    examples_finding,
+    kappa_gini_finding,
+    novelty_finding,
+    plane_finding,
+    pool_split_finding,
+    shift_finding,
+)
 from .selection import Selection
 
 __all__ = ["kappa_and_gini", "novelty_traversal", "kappa_nu_plane", "kappa_pool_vs_split", "category_shift",
-           "kappa_picks", "kappa_examples", "selection_time"]
+           "kappa_picks", "kappa_examples", "selection_time", *figures_findings.__all__]
 
 
 def kappa_and_gini(kappa: np.ndarray, G: np.ndarray, selectors: Sequence[str],
@@ -44,7 +53,7 @@ def kappa_and_gini(kappa: np.ndarray, G: np.ndarray, selectors: Sequence[str],
     if G.ndim != 3 or G.shape[1:] != (len(selectors), len(perturbations)):
         raise ValueError(f"G must be (items, {len(selectors)} selectors, {len(perturbations)} corruptions), "
                          f"got shape {G.shape}")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 2.9), gridspec_kw={"width_ratios": [1, 1.9]}, layout="constrained")
     axes[0].hist(kappa, bins=np.linspace(0, max(kappa.max(), 0.05), 25), color=PALETTE[0])
     axes[0].set(xlabel="κ(q)", ylabel="questions", title="κ over the pool")
     heat = G.mean(axis=0)  # (selectors, corruptions): mean Gini per selector and corruption
@@ -53,8 +62,9 @@ def kappa_and_gini(kappa: np.ndarray, G: np.ndarray, selectors: Sequence[str],
     axes[1].set_xticks(range(len(perturbations)), perturbations, rotation=60, ha="right", fontsize=7)
     axes[1].set_title("mean G per selector and corruption")
     axes[1].grid(False)
-    fig.colorbar(im, ax=axes[1], fraction=0.03)
-    fig.tight_layout()
+    for ax in axes:
+        ax.title.set_fontsize(9)
+    fig.colorbar(im, ax=axes[1], fraction=0.04, label="mean G")
     return fig
 
 
@@ -64,17 +74,17 @@ def novelty_traversal(sel: Selection) -> Figure:
     An empty A⁺ draws empty axes.
     """
     order = np.argsort(np.where(sel.eligible, sel.pick, np.iinfo(np.int64).max))[: int(sel.eligible.sum())]
-    fig, ax = plt.subplots(figsize=(6.4, 2.8))
+    fig, ax = plt.subplots(figsize=(6.0, 2.6), layout="constrained")
     ax.plot(np.arange(len(order)), sel.nu[order], "-", lw=1, color=PALETTE[0])
     ax.set(xlabel="greedy step n", ylabel="ν when picked", title="novelty along the greedy traversal of A⁺")
-    fig.tight_layout()
+    ax.title.set_fontsize(9)
     return fig
 
 
 def kappa_nu_plane(sel: Selection) -> Figure:
     """A⁺ in the (κ, ν) plane: the questions not selected in grey, the split in colour, and (when A⁺ is not
     empty) the cut of Eq. 6, the line ``κ + ν = sel.threshold`` (dashed)."""
-    fig, ax = plt.subplots(figsize=(5.0, 3.8))
+    fig, ax = plt.subplots(figsize=(6.0, 3.6), layout="constrained")
     el = sel.eligible
     ax.scatter(sel.kappa[el & ~sel.selected], sel.nu[el & ~sel.selected], s=14, color="0.6",
                label="A⁺, not selected")
@@ -83,8 +93,8 @@ def kappa_nu_plane(sel: Selection) -> Figure:
         xs = np.linspace(0, max(sel.kappa[el].max(), 0.05), 20)
         ax.plot(xs, sel.threshold - xs, "--", color="black", lw=0.9, label="κ + ν = mean e")
     ax.set(xlabel="κ(q)", ylabel="ν(q)", title="responsiveness and novelty of A⁺")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    ax.title.set_fontsize(9)
+    legend_outside(ax, where="right", fontsize=7)
     return fig
 
 
@@ -99,17 +109,21 @@ def kappa_pool_vs_split(kappa: np.ndarray, selected: np.ndarray, eval_gini: np.n
     if kappa.shape != selected.shape:
         raise ValueError(f"kappa {kappa.shape} and selected {selected.shape} must have one entry per item")
     two = eval_gini is not None
-    fig, axes = plt.subplots(1, 2 if two else 1, figsize=(10 if two else 5, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, 2 if two else 1, figsize=(7.4 if two else 4.2, 3.1), squeeze=False, sharey=True,
+                             layout="constrained")
     bins = np.linspace(0, 1, 21)
     panels = [("selectors' κ", kappa)] + ([(f"evaluated models' Gini ({n_models})", eval_gini)] if two else [])
     for ax, (title, vals) in zip(axes[0], panels, strict=True):
-        ax.hist(vals, bins=bins, density=True, alpha=0.55, color="0.5", label=f"pool (mean {vals.mean():.3f})")
+        ax.hist(vals, bins=bins, density=True, color="0.75", label=f"pool (mean {vals.mean():.3f})")
+        ax.axvline(vals.mean(), color="0.4", lw=1, ls="--")
         if selected.any():
-            ax.hist(vals[selected], bins=bins, density=True, alpha=0.6, color=PALETTE[3],
+            ax.hist(vals[selected], bins=bins, density=True, histtype="step", lw=1.6, color=PALETTE[3],
                     label=f"split (mean {vals[selected].mean():.3f})")
-        ax.set(xlabel="top-1 Gini", ylabel="density", title=title)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+            ax.axvline(vals[selected].mean(), color=PALETTE[3], lw=1, ls="--")
+        ax.set(xlabel="top-1 Gini", title=title)
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+    axes[0, 0].set_ylabel("density (dashed: means)")
     return fig
 
 
@@ -119,6 +133,7 @@ def _shares_panel(ax, shares: pd.DataFrame, title: str) -> None:
     ax.bar(x + 0.2, shares.split, width=0.4, color=PALETTE[3], label="split")
     ax.set_xticks(x, shares.index, rotation=40, ha="right")
     ax.set(ylabel="share", title=title)
+    ax.title.set_fontsize(9)
 
 
 def category_shift(tasks: pd.DataFrame, sources: pd.DataFrame | None = None, *,
@@ -131,12 +146,12 @@ def category_shift(tasks: pd.DataFrame, sources: pd.DataFrame | None = None, *,
     (:func:`~vlmrobust.analysis.selection.composition_level`: L2 categories for real benchmarks, Fig. 8(b)).
     """
     several = sources is not None
-    fig, axes = plt.subplots(1, 2 if several else 1, figsize=(10 if several else 6.4, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, 2 if several else 1, figsize=(7.4 if several else 6.0, 3.0), squeeze=False,
+                             layout="constrained")
     _shares_panel(axes[0, 0], tasks, f"{level}, pool → split")
-    axes[0, 0].legend(fontsize=7)
     if several:
         _shares_panel(axes[0, 1], sources, "sources, pool → split (Fig. 8a)")
-    fig.tight_layout()
+    legend_outside(fig, where="right", fontsize=7)
     return fig
 
 
@@ -162,7 +177,8 @@ def kappa_examples(items: pd.DataFrame, picks: Sequence[tuple[str, int]], kappa:
     """
     if not len(picks):
         raise ValueError("picks is empty (A⁺ holds no question): no example to draw")
-    fig, axes = plt.subplots(len(picks), 1 + len(levels), figsize=(2.4 + 1.5 * len(levels), 2.1 * len(picks)),
+    fig, axes = plt.subplots(len(picks), 1 + len(levels), figsize=(min(7.4, 2.2 + 1.05 * len(levels)),
+                                                                   1.75 * len(picks)),
                              squeeze=False, gridspec_kw={"width_ratios": [1.6] + [1] * len(levels)})
     for row, (label, i) in enumerate(picks):
         it = items.iloc[i]
@@ -178,7 +194,7 @@ def kappa_examples(items: pd.DataFrame, picks: Sequence[tuple[str, int]], kappa:
                                 else None)
             ans = int(pred[i, 0, d, c - 1])
             mark = "✓" if ans == it.answer_idx else "✗"
-            image_axes(axes[row, c], f"{perturbations[d]} {lv}: {chr(65 + ans)} {mark}", fontsize=6)
+            image_axes(axes[row, c], f"{perturbations[d]}\n{lv}: {chr(65 + ans)} {mark}", fontsize=6)
             axes[row, c].imshow(bad)
     fig.tight_layout()
     return fig
