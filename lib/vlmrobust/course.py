@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("VLMROBUST_RESULTS_ROOT", str(paths.REPO_ROOT / "results" / "variants" / "course"))
     os.environ.setdefault("VLMROBUST_PROGRESS", "line")
     out_dir = paths.REPO_ROOT / "executed" / "course"
+    out_dir.mkdir(parents=True, exist_ok=True)
     course = changes()
     runs: dict[str, dict[str, Any]] = {}
     for nb_id in args.only or list(course):
