@@ -141,7 +141,7 @@ for c, row in enumerate(picks):
     finite = np.where(np.isfinite(depth), depth, np.nan)
     im = axes[1, c].imshow(finite, cmap="magma_r", norm=plt.matplotlib.colors.LogNorm(vmin=1.5, vmax=200))
     sky = ~np.isfinite(depth)
-    axes[1, c].set_xlabel(f"{np.nanmin(finite):.1f}–{np.nanmax(finite):.1f} m, sky {sky.mean():.0%}", fontsize=7)
+    axes[1, c].set_xlabel(f"{np.nanmin(finite):.1f}–{np.nanmax(finite):.0f} m\nsky {sky.mean():.0%}", fontsize=7)
     for ax in axes[:, c]:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -347,11 +347,13 @@ print(f"Clean held-out accuracy runs from {acc['all'].min():.2f} ({acc['all'].id
 # %% [markdown]
 # ### Example predictions
 #
-# The full option distribution each organism gives for a few held-out questions (the correct option in
+# The full option distribution each evaluated organism gives for a few held-out questions (the correct option in
 # bold); the distributions, not only their argmax, are what the later notebooks analyse.
 
 # %%
 examples = held.groupby("task").head(1).head(4)
+shown = [n for n in ORGANISMS if zoo.role(n) == "evaluated"] or ORGANISMS[:8]  # the evaluated organisms
+styles = figures.model_styles(shown)
 fig, axes = plt.subplots(len(examples), 2, figsize=(7.2, 1.9 * len(examples)), gridspec_kw={"width_ratios": [1, 3]})
 axes = np.atleast_2d(axes)
 for r, (_, row) in enumerate(examples.iterrows()):
@@ -360,12 +362,12 @@ for r, (_, row) in enumerate(examples.iterrows()):
     axes[r, 0].set_yticks([])
     axes[r, 0].grid(False)
     axes[r, 0].set_title(row["question"], fontsize=7, loc="left")
-    sub = preds[preds["item_id"] == row["item_id"]]
+    sub = preds[(preds["item_id"] == row["item_id"]) & preds["model"].isin(shown)]
     k = len(row["options"])
     width = 0.8 / max(len(sub), 1)
     for i, (_, p) in enumerate(sub.iterrows()):
         axes[r, 1].bar(np.arange(k) + i * width, p["probs"], width=width, label=p["model"],
-                       color=figures.PALETTE[i % len(figures.PALETTE)])
+                       color=styles[p["model"]]["color"])
     axes[r, 1].set_xticks(np.arange(k) + 0.4 - width / 2, row["options"], fontsize=7)
     axes[r, 1].get_xticklabels()[row["answer_idx"]].set_fontweight("bold")
     axes[r, 1].set_ylim(0, 1)
@@ -374,7 +376,7 @@ fig.tight_layout()
 figures.legend_outside(fig, where="below", ncol=4)
 figures.save(fig, NB_ID, "example-predictions")
 plt.show()
-_ex = preds[preds["item_id"].isin(examples["item_id"])]
+_ex = preds[preds["item_id"].isin(examples["item_id"]) & preds["model"].isin(shown)]
 print(f"In {int(_ex['correct'].sum())} of {len(_ex)} of these distributions the most probable option is the "
       f"correct one; the top option's probability has median {_ex['probs'].map(max).median():.2f}")
 

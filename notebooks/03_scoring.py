@@ -237,9 +237,13 @@ plt.show()
 _both = [e for e in _examples if all(p is not None for p in e["probs"])]
 _dp = [e["probs"][1][e["answer_idx"]] - e["probs"][0][e["answer_idx"]] for e in _both]
 _flips = sum(int(np.argmax(e["probs"][0]) != np.argmax(e["probs"][1])) for e in _both)
-print(f"Over the {len(_both)} questions shown, {m0}'s probability of the correct option "
-      f"{'falls' if np.mean(_dp) < 0 else 'rises'} by {abs(np.mean(_dp)):.2f} on average under "
-      f"{AGREE_NAME} {severe} (largest change {max(_dp, key=abs):+.2f}), and the argmax changes on {_flips} of them.")
+if _both:
+    print(f"Over the {len(_both)} questions shown, {m0}'s probability of the correct option "
+          f"{'falls' if np.mean(_dp) < 0 else 'rises'} by {abs(np.mean(_dp)):.2f} on average under "
+          f"{AGREE_NAME} {severe} (largest change {max(_dp, key=abs):+.2f}), and the argmax changes on {_flips} of "
+          "them.")
+else:
+    print(f"No question shown has both distributions: {AGREE_NAME} is not among this run's perturbations.")
 
 # %% [markdown]
 # ## Do the three scoring methods agree?
