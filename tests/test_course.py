@@ -67,3 +67,23 @@ def test_a_change_naming_an_unknown_parameter_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(course.paths, "params_dir", lambda: tmp_path)
     with pytest.raises(ValueError, match=r"exercise 1: unknown parameter\(s\) \['temprature'\]"):
         course.changes()
+
+
+def test_runs_are_read_back_from_the_executed_notebooks(tmp_path):
+    r = exercises.result("03.1", "sampling", True, True, "the rule", "gap 0.31", "set it")
+    ok = nbformat.v4.new_notebook(metadata={"papermill": {"duration": 12.5}})
+    ok.cells = [nbformat.v4.new_code_cell("score.exercise_03_1(acc, agreement, temperature)")]
+    ok.cells[0].outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": repr(r)}, execution_count=1)]
+    nbformat.write(ok, str(tmp_path / "03_scoring.exercise1.ipynb"))
+    bad = nbformat.v4.new_notebook(metadata={"papermill": {"duration": None, "exception": True}})
+    bad.cells = [nbformat.v4.new_code_cell("1/0")]
+    bad.cells[0].outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                                   traceback=[])]
+    nbformat.write(bad, str(tmp_path / "03_scoring.lesson.ipynb"))
+    runs = course.collect({"03_scoring": {1: {"temperature": 0.2}, 2: {"n_samples": 40}}}, tmp_path)
+    lesson, ex = runs["03_scoring"]["lesson"], runs["03_scoring"]["exercises"]
+    assert lesson["error"] == "ZeroDivisionError: division by zero" and lesson["seconds"] != lesson["seconds"]
+    assert ex[1]["seconds"] == 12.5 and ex[1]["checks"][1]["verdict"] == "PASSED: your run shows it."
+    assert ex[2]["error"] == "not run"
+    text = course.page(runs)
+    assert "time not recorded — **failed**: ZeroDivisionError" in text and "changed run **failed**: not run" in text

@@ -8,8 +8,9 @@ page is typed: every number is read from the checks' outputs in the executed not
 
 The runs are headless papermill runs on the project's kernel, with the notebook's ``variant`` parameter set to
 ``lesson`` (so each check compares with the unchanged lesson), results under ``results/variants/course/``
-and executed notebooks under ``executed/course/``. A run that fails is recorded as failed on the page, with
-the error's last line; the other runs go on.
+and executed notebooks under ``executed/course/``; the page is written from every executed run there, so
+``--only NB ...`` reruns those notebooks and keeps the others' last runs. A run that fails is recorded as failed
+on the page, with its error; the other runs go on.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ import argparse
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from . import nbtools, paths
 
-__all__ = ["changes", "check_outputs", "main", "page"]
+__all__ = ["changes", "check_outputs", "collect", "main", "page", "read_run"]
 
 COURSE_FILE = "course.yaml"
 KERNEL = "vlmrobust"
@@ -79,25 +79,45 @@ def _notebook(nb_id: str, edit: dict[str, str] | None, path: Path) -> Path:
     return path
 
 
-def _run(nb_id: str, change: dict[str, Any], name: str, out_dir: Path) -> tuple[dict[int, dict[str, str]], float, str]:
-    import nbformat
+def _run(nb_id: str, change: dict[str, Any], name: str, out_dir: Path) -> None:
+    """Execute one lesson run (``change`` over the lesson) into ``out_dir/<nb_id>.<name>.ipynb``."""
     import papermill as pm
 
     lesson = nbtools.read_params_file(paths.params_dir() / nb_id / "lesson.yaml")
     edit = change.get("edit")
     values = {**lesson, **{k: v for k, v in change.items() if k != "edit"}, "variant": "lesson"}
     src = _notebook(nb_id, edit, paths.REPO_ROOT / "build" / "course" / f"{nb_id}.{name}.ipynb")
-    out = out_dir / f"{nb_id}.{name}.ipynb"
-    t0 = time.perf_counter()
-    error = ""
     try:
-        pm.execute_notebook(str(src), str(out), parameters=values, kernel_name=KERNEL,
+        pm.execute_notebook(str(src), str(out_dir / f"{nb_id}.{name}.ipynb"), parameters=values, kernel_name=KERNEL,
                             cwd=str(paths.notebooks_dir()), progress_bar=False)
-    except Exception as exc:  # a failed run is recorded on the page; the others go on
-        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-    seconds = time.perf_counter() - t0
-    checks = check_outputs(nbformat.read(str(out), as_version=4), nb_id) if out.is_file() else {}
-    return checks, seconds, error
+    except Exception:  # noqa: BLE001 - the executed notebook records the error; the other runs go on
+        pass
+
+
+def read_run(path: Path, nb_id: str) -> dict[str, Any]:
+    """What one executed lesson run shows: the checks' outputs, papermill's seconds, the error (if it failed)."""
+    import nbformat
+
+    if not path.is_file():
+        return {"checks": {}, "seconds": float("nan"), "error": "not run"}
+    nb = nbformat.read(str(path), as_version=4)
+    meta = nb.metadata.get("papermill", {})
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    error = f"{errors[0]['ename']}: {errors[0]['evalue']}".splitlines()[0] if errors else ""
+    return {"checks": check_outputs(nb, nb_id), "seconds": float(meta.get("duration") or float("nan")),
+            "error": error}
+
+
+def collect(course: dict[str, dict[int, dict[str, Any]]], out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every run of ``course`` as :func:`page` reads them, from the executed notebooks in ``out_dir``."""
+    return {nb_id: {"lesson": read_run(out_dir / f"{nb_id}.lesson.ipynb", nb_id),
+                    "exercises": {k: {"change": change, **read_run(out_dir / f"{nb_id}.exercise{k}.ipynb", nb_id)}
+                                  for k, change in exercises.items()}}
+            for nb_id, exercises in course.items()}
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds == seconds else "time not recorded"
 
 
 def _change_text(change: dict[str, Any]) -> str:
@@ -117,13 +137,13 @@ def page(runs: dict[str, dict[str, Any]]) -> str:
     for nb_id, run in runs.items():
         lesson = run["lesson"]
         lines += [f"## {nb_id}", "",
-                  f"Lesson run: {lesson['seconds']:.0f} s" + (f" — **failed**: {lesson['error']}" if lesson["error"]
+                  f"Lesson run: {_secs(lesson['seconds'])}" + (f" — **failed**: {lesson['error']}" if lesson["error"]
                                                              else "."), ""]
         for k, ex in run["exercises"].items():
             before = lesson["checks"].get(k, {})
             after = ex["checks"].get(k, {})
             lines += [f"### Exercise {nb_id[:2]}.{k}", "",
-                      f"* change: {_change_text(ex['change'])} ({ex['seconds']:.0f} s)",
+                      f"* change: {_change_text(ex['change'])} ({_secs(ex['seconds'])})",
                       f"* rule: {after.get('expected') or before.get('expected', 'no output')}",
                       f"* unchanged lesson: {before.get('your run', 'no output')} — "
                       f"{before.get('verdict', 'no output')}"]
@@ -146,17 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = paths.REPO_ROOT / "executed" / "course"
     out_dir.mkdir(parents=True, exist_ok=True)
     course = changes()
-    runs: dict[str, dict[str, Any]] = {}
     for nb_id in args.only or list(course):
         print(f"== {nb_id}: the lesson, then {len(course[nb_id])} exercises", flush=True)
-        checks, seconds, error = _run(nb_id, {}, "lesson", out_dir)
-        runs[nb_id] = {"lesson": {"checks": checks, "seconds": seconds, "error": error}, "exercises": {}}
+        _run(nb_id, {}, "lesson", out_dir)
         for k, change in course[nb_id].items():
-            checks, seconds, error = _run(nb_id, change, f"exercise{k}", out_dir)
-            runs[nb_id]["exercises"][k] = {"change": change, "checks": checks, "seconds": seconds, "error": error}
-            print(f"   exercise {k}: {checks.get(k, {}).get('verdict', error or 'no output')} ({seconds:.0f} s)",
-                  flush=True)
-    Path(args.out).write_text(page(runs))
+            _run(nb_id, change, f"exercise{k}", out_dir)
+            run = read_run(out_dir / f"{nb_id}.exercise{k}.ipynb", nb_id)
+            print(f"   exercise {k}: {run['checks'].get(k, {}).get('verdict', run['error'] or 'no output')} "
+                  f"({_secs(run['seconds'])})", flush=True)
+    Path(args.out).write_text(page(collect(course, out_dir)))
     print(f"wrote {args.out}")
     return 0
 
