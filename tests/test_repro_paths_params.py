@@ -116,3 +116,16 @@ def test_use_variant_leaves_a_results_root_set_by_make(monkeypatch, tmp_path):
     ns = nbtools.parameters("03_scoring") | {"variant": "lesson"}
     params.use_variant("03_scoring", ns)
     assert paths.results_root() == tmp_path
+
+
+def test_use_variant_keeps_a_headless_run_that_already_holds_the_variant(monkeypatch, tmp_path):
+    """papermill -f lesson.yaml -p visibility_range extended: the change back to the default stays."""
+    from vlmrobust import nbtools, params
+
+    monkeypatch.setenv("VLMROBUST_RESULTS_ROOT", str(tmp_path))
+    nb = "06_visibility_blind_spots"
+    lesson = nbtools.read_params_file(paths.params_dir() / nb / "lesson.yaml")
+    ns = nbtools.parameters(nb) | lesson | {"variant": "lesson", "visibility_range": "extended"}
+    unchanged = params.use_variant(nb, ns)
+    assert ns["visibility_range"] == "extended" and unchanged["visibility_range"] == "paper"
+    assert ns["models"] == lesson["models"]

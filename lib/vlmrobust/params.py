@@ -223,9 +223,13 @@ def use_variant(nb_id: str, namespace: dict[str, Any]) -> dict[str, Any]:
 
     This is how a notebook runs a variant in JupyterLab in one step: set ``variant = "lesson"`` in the
     parameters cell and *Run All*. Every parameter the variant's file sets takes the file's value unless the
-    notebook already holds another value than its default there (your own edits, and papermill's injected
-    parameters, win), and the run's tables and figures go to ``results/variants/<variant>/``, as ``make run
-    P=<variant>`` puts them, unless ``VLMROBUST_RESULTS_ROOT`` is set. With ``variant = ""`` nothing changes.
+    notebook already holds another value than its default there (your own edits win), and the run's tables
+    and figures go to ``results/variants/<variant>/``, as ``make run P=<variant>`` puts them, unless
+    ``VLMROBUST_RESULTS_ROOT`` is set. When any parameter already holds the variant's value (papermill ran
+    with ``-f <variant>.yaml``, as ``make run P=<variant>`` and ``make instructor`` do), the namespace is
+    left as it is, so that a change back to a default on top of the variant (exercise 06.3) stays. In Lab a
+    value equal to the notebook's default cannot be told from an unedited one: there the variant's value
+    takes its place. With ``variant = ""`` nothing changes.
     """
     from . import nbtools, paths
 
@@ -233,9 +237,13 @@ def use_variant(nb_id: str, namespace: dict[str, Any]) -> dict[str, Any]:
     unchanged = unchanged_run(nb_id, variant)
     if variant:
         defaults = nbtools.parameters(nb_id)
-        for name, value in unchanged.items():
-            if name in namespace and namespace[name] == defaults[name]:
-                namespace[name] = value
+        sets = {name for name in unchanged if unchanged[name] != defaults[name]}
+        # A run whose parameters already hold the variant somewhere (papermill with -f <variant>.yaml, as make
+        # and make instructor run it) keeps them all: only a namespace at the defaults takes the file.
+        if not any(name in namespace and namespace[name] == unchanged[name] for name in sets):
+            for name in sets:
+                if name in namespace and namespace[name] == defaults[name]:
+                    namespace[name] = unchanged[name]
         if not os.environ.get("VLMROBUST_RESULTS_ROOT") or os.environ["VLMROBUST_RESULTS_ROOT"] in _ROOTS_SET:
             root = str(paths.REPO_ROOT / "results" / "variants" / variant)
             os.environ["VLMROBUST_RESULTS_ROOT"] = root
