@@ -430,3 +430,13 @@ def test_cards_finding_counts_values_clear_of_the_reference_line():
     assert "mCE: 0 of 2 models lie clearly below the reference's 1 and 2 clearly above it" in text
     # drift (line at 100 %, lower better) is better for both; mCE worse for both; W internal worse for both
     assert ", 2 are clear of it on the better side" in text and "4 on the worse side" in text
+
+
+def test_agreement_finding_says_so_when_no_rho_exists():
+    from vlmrobust.analysis.card import figures as card_figures
+
+    rows = pd.DataFrame({"across": ["models"] * 2, "x": ["a", "b"], "y": ["c", "d"], "rho": [np.nan, np.nan],
+                         "crit": [np.nan, np.nan], "n_units": [3, 3], "verdict": ["undecided"] * 2})
+    assert card_figures.agreement_finding(rows).startswith("No model-level ρ could be computed over 3 models")
+    rows.loc[0, ["rho", "crit"]] = [0.5, 0.9]
+    assert "has ρ +0.50 and stays below the bar of 0.90" in card_figures.agreement_finding(rows)

@@ -198,6 +198,9 @@ def agreement_finding(agreement: pd.DataFrame) -> str:
     if not len(rows):
         return "No model-level comparison was run."
     decided = rows[rows.verdict != "undecided"]
+    if not rows.rho.notna().any():
+        return (f"No model-level ρ could be computed over {int(rows.n_units.max())} models (too few, or a constant "
+                "read-out): nothing is decided.")
     top = rows.loc[rows.rho.abs().idxmax()]
     bar = f"the bar of {top.crit:.2f}" if np.isfinite(top.crit) else "no bar (too few units)"
     side = "clears" if np.isfinite(top.crit) and abs(top.rho) >= top.crit else "stays below"
