@@ -14,7 +14,7 @@ import matplotlib
 
 from . import paths
 
-__all__ = ["PALETTE", "use_style", "save", "model_colors", "model_styles", "legend_outside", "image_axes",
+__all__ = ["PALETTE", "use_style", "save", "model_colors", "model_styles", "legend_outside", "panel_grid", "image_axes",
            "cov_ellipse", "compare_png", "compare_folders"]
 
 #: Okabe–Ito colour-blind-safe palette (the default colour cycle).
@@ -98,6 +98,22 @@ def legend_outside(target, *, where: str = "right", **kw):
     if where == "below":
         return target.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=kw.pop("ncol", 4), **kw)
     return target.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), **kw)
+
+
+def panel_grid(n_panels: int, ncols: int, panel_h: float, *, width: float = 7.4, pad_h: float = 0.3, **kw):
+    """A page-wide grid of small multiples: ``n_panels`` axes, ``ncols`` a row (fewer when fewer panels), each
+    ``panel_h`` inches high plus ``pad_h`` for the figure; the empty cells of the last row are switched off.
+    ``kw`` goes to ``plt.subplots`` (``sharey``, ...; the layout is constrained). Returns ``(fig, axes)``, the
+    2-D axes array."""
+    import matplotlib.pyplot as plt
+
+    ncols = max(1, min(ncols, n_panels))
+    nrows = -(-n_panels // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, panel_h * nrows + pad_h), squeeze=False,
+                             layout="constrained", **kw)
+    for ax in axes.flat[n_panels:]:
+        ax.axis("off")
+    return fig, axes
 
 
 def image_axes(ax, title: str | None = None, *, frame: bool = True, **title_kw) -> None:

@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ... import corrupt
-from ...figures import MARKERS, PALETTE, image_axes, legend_outside
+from ...figures import MARKERS, PALETTE, image_axes, legend_outside, panel_grid
 from . import figures_findings
 from .figures_findings import (  # noqa: F401  (the sentence printed under each figure, also frequency_figures')
     dirichlet_finding,
@@ -213,12 +213,7 @@ def pope_transition_rates(pope: pd.DataFrame, models: Sequence[str], order: Iter
         raise ValueError("models must name at least one model")
     perts = _present(order, pope.perturbation)
     x = np.arange(len(perts))
-    ncol = min(2, len(models))
-    nrow = int(np.ceil(len(models) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(7.4, 2.6 * nrow + 0.3), squeeze=False, sharey=True,
-                             layout="constrained")
-    for ax in axes.flat[len(models):]:
-        ax.axis("off")
+    fig, axes = panel_grid(len(models), 2, 2.6, sharey=True)
     for ax, m in zip(axes.flat, models, strict=False):
         g = pope[pope.model == m].set_index("perturbation").reindex(perts)
         for j, mv in enumerate(POPE_MOVES):

@@ -33,7 +33,7 @@ from matplotlib.lines import Line2D
 
 from ... import corrupt
 from ...corrupt import escalation as esc
-from ...figures import PALETTE, image_axes, model_styles
+from ...figures import PALETTE, image_axes, model_styles, panel_grid
 from . import figures_findings
 from .figures_findings import (  # noqa: F401  (the sentence printed under each figure)
     accuracy_share_finding,
@@ -252,12 +252,7 @@ def latent_instability_examples(latent: pd.DataFrame, examples: pd.DataFrame, tr
     :func:`~vlmrobust.analysis.escalation.fragility.latent_instability`), the warning and the flip marked.
     ``traversals`` maps direction labels to perturbations, ``shares`` levels to the share removed."""
     _need(examples, "example")
-    ncol = min(3, len(examples))
-    nrow = int(np.ceil(len(examples) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(7.4, 2.1 * nrow + 0.6), sharey=True, squeeze=False,
-                             layout="constrained")
-    for ax in axes.flat[len(examples):]:
-        ax.axis("off")
+    fig, axes = panel_grid(len(examples), 3, 2.1, pad_h=0.6, sharey=True)
     for ax, w in zip(axes.flat, examples.itertuples(), strict=False):
         tr = latent[(latent.model == w.model) & (latent.item_id == w.item_id)
                     & latent.perturbation.isin(["clean", w.perturbation])].sort_values("level")
@@ -270,7 +265,7 @@ def latent_instability_examples(latent: pd.DataFrame, examples: pd.DataFrame, tr
         d = {v: k for k, v in traversals.items()}[w.perturbation]
         ax.set(title=f"{w.model}\n{w.item_id.split('-', 2)[-1]} · {d}", xlabel="share removed", ylim=(-1.05, 1.05))
         ax.title.set_fontsize(7)
-    for r in range(nrow):
+    for r in range(axes.shape[0]):
         axes[r, 0].set_ylabel("probability")
     h, lab = axes[0, 0].get_legend_handles_labels()
     fig.legend([Line2D([], [], color="0.3", marker="o", ms=3), *h[1:]], lab, loc="outside lower center", ncols=4,
