@@ -42,7 +42,7 @@ figures.use_style()
 # %% tags=["parameters"]
 models: list = []  # zoo names, role:<role>, model folders or hub ids; empty: the evaluated organisms
 items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet or hf:<dataset>[:<split>]
-n_per_family: int = 10  # synthetic items per task family
+n_per_family: int = 20  # synthetic items per task family (180 questions: the claim rules' size)
 image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
 max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
 seed: int = 0  # seed of the items and the corruptions

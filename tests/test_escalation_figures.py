@@ -350,3 +350,11 @@ def test_findings_choose_their_direction_words_from_the_tables():
     r = pd.DataFrame([[1.0, 0.97], [0.97, 1.0]], index=names, columns=names)
     assert "ρ 0.97 (equal vs no-spatial, at or above the paper's 0.95)" in EF.rank_correlation_finding(r, r * 0.9)
     assert "below the paper's 0.95" in EF.rank_correlation_finding(r, r * 0.9)
+
+
+def test_rank_correlation_finding_says_so_when_no_rho_exists():
+    names = ["equal", "no-spatial"]
+    nan = pd.DataFrame([[np.nan, np.nan], [np.nan, np.nan]], index=names, columns=names)  # a blind twin's
+    assert EF.rank_correlation_finding(nan, nan).startswith("No pair of weightings has a rank correlation")
+    r = pd.DataFrame([[1.0, 0.9], [0.9, 1.0]], index=names, columns=names)
+    assert "T_mu" not in EF.rank_correlation_finding(r, nan)

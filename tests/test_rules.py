@@ -46,3 +46,10 @@ def test_rule_is_calibrated(rule):
     assert res.calibrated, (f"{rule.name}: {res.false_passes} 'reproduced' of {res.draws} null draws "
                             f"({rule.null_text}); bound {res.bound}")
     print(f"{rule.name}: false passes {res.false_passes}/{res.draws}, power {res.power:.2f}")
+
+
+def test_escalation_rules_are_drawn_at_the_notebooks_default_size():
+    from vlmrobust import nbtools
+    from vlmrobust.analysis.escalation import rules
+
+    assert nbtools.parameters("07_escalation_traversal")["n_per_family"] == rules.PER_FAMILY

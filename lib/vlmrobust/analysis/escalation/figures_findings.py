@@ -137,13 +137,13 @@ def rank_correlation_finding(rho_rci: pd.DataFrame, rho_trci: pd.DataFrame) -> s
     """The lowest off-diagonal ρ of each index, and its pair."""
     parts, lows = [], []
     for rho, name in [(rho_rci, "RCI_mu"), (rho_trci, "T_mu")]:
-        r = rho.where(~np.eye(len(rho), dtype=bool)).stack()
+        r = rho.where(~np.eye(len(rho), dtype=bool)).stack().dropna()  # NaN: an index constant over the units
         if len(r):
             (a, b), v = r.idxmin(), float(r.min())
             parts.append(f"{name} at ρ {v:.2f} ({a} vs {b}, {'below' if v < 0.95 else 'at or above'} the paper's 0.95)")
             lows.append(v)
     if not parts:
-        return "No pair of weightings to compare."
+        return "No pair of weightings has a rank correlation (an index is constant over the units, or too few units)."
     return "The weightings rank the units least alike for " + ", and for ".join(parts) + "."
 
 

@@ -1,11 +1,12 @@
 r"""Notebook 07's claim rules against their nulls, by simulation (:class:`~vlmrobust.stats.nullsim.RuleCheck`).
 
 Each rule of :mod:`.claims` is a function of :mod:`.decide`; here the same function is applied to data drawn
-at the notebook's default size: 7 models, three groups of 40, 30 and 20 questions (90 in all; 21 model ×
-group units), the four ladders and four traversals at four levels, and :data:`N_BOOT` = 100 question
-resamples. A unit's statistic is drawn as the mean over its questions of per-question values (a question
-effect shared by the models, which pairs them, plus noise), with standard errors near the default run's
-(RCI_mu 0.04, T_mu 0.03, accuracies 0.05–0.08); the replicates are the same means on resampled questions
+at the notebook's default size (:data:`PER_FAMILY` questions per task family): 7 models, three groups of 80,
+60 and 40 questions (180 in all; 21 model × group units), the four ladders and four traversals at four levels,
+and :data:`N_BOOT` = 100 question resamples. A unit's statistic is drawn as the mean over its questions of
+per-question values (a question effect shared by the models, which pairs them, plus noise), with per-question
+spreads that gave the run at 90 questions its standard errors (RCI_mu 0.04, T_mu 0.03, accuracies 0.05–0.08;
+√2 smaller at 180); the replicates are the same means on resampled questions
 (the pooled questions drawn with replacement, as :func:`~.replicates.item_bootstrap` draws them).
 
 **Nulls** (what each claim being false looks like): equal units for the "some instance" claims; RCI_mu and
@@ -34,18 +35,21 @@ from .claims_base import RHO_IDENTICAL
 from .claims_curves import latent_difference, paired_all_above
 from .paper_table import PAPER_TABLE_I
 
-__all__ = ["RULES", "N_BOOT", "GROUP_SIZES", "N_MODELS"]  # one RuleCheck per claim row of notebook 07
+__all__ = ["RULES", "N_BOOT", "GROUP_SIZES", "N_MODELS", "PER_FAMILY"]  # one RuleCheck per claim row of notebook 07
 
 N_BOOT = 100
-GROUP_SIZES = (40, 30, 20)
+PER_FAMILY = 20  # the notebook's default n_per_family (tests/test_rules.py holds them equal)
+GROUP_SIZES = (4 * PER_FAMILY, 3 * PER_FAMILY, 2 * PER_FAMILY)  # attributes, relations, reading: 4, 3, 2 families
 N_MODELS = 7
 CI = 0.95
 GAP = 0.05  # acc_tol, index_gap and direction_gap of the notebook
 TOL = 0.02  # monotone_tol
 DF_UNIT = min(GROUP_SIZES) - 1  # a unit's standard error rests on its group's questions
-SIZE = "7 models × 3 groups (40, 30, 20 questions), 100 question resamples"
 GROUP = np.repeat(np.arange(len(GROUP_SIZES)), GROUP_SIZES)
 N_Q = int(sum(GROUP_SIZES))
+SIZE = f"7 models × 3 groups ({', '.join(map(str, GROUP_SIZES))} questions), 100 question resamples"
+N_TRAJ = 20 * N_Q  # trajectories of §VI: 7 models × 4 directions × the clean-correct questions (about 70 %)
+N_GROUND = 8 * PER_FAMILY  # ground-plane questions (eight in ten of the items)
 DF_ALL = N_Q - 1
 _T = PAPER_TABLE_I.reset_index(drop=True)
 _DATASETS = list(dict.fromkeys(_T["dataset"]))
@@ -207,7 +211,7 @@ def _rl(positive: bool) -> Callable[[np.random.Generator], str]:
 
 
 def _crop(positive: bool) -> Callable[[np.random.Generator], str]:
-    """Drops from clean per model (over all 90 questions) under crop, blur and contrast."""
+    """Drops from clean per model (over all :data:`N_Q` questions) under crop, blur and contrast."""
 
     def draw(rng: np.random.Generator) -> str:
         mu = np.full((N_MODELS, 1, 3), 0.1)
@@ -229,7 +233,7 @@ N_CURVES = N_MODELS * 4
 
 
 def _curves(rng: np.random.Generator, acc: np.ndarray, shared: float = 0.6) -> tuple[np.ndarray, np.ndarray]:
-    """Correctness of 90 questions on ``N_CURVES`` curves at the levels of ``acc`` (curves × levels, true
+    """Correctness of :data:`N_Q` questions on ``N_CURVES`` curves at the levels of ``acc`` (curves × levels, true
     accuracies): a question's latent ease shared along its curve (pairing the levels) → per-curve accuracy per
     level ``(curves, L)`` and its replicates ``(B, curves, L)``."""
     z = rng.normal(0, 1, (N_Q, N_CURVES, 1)) * np.sqrt(shared) + rng.normal(0, 1, (N_Q, N_CURVES, acc.shape[1])) * \
@@ -330,15 +334,15 @@ def _per_state(positive: bool) -> Callable[[np.random.Generator], str]:
 
 
 def _latent(positive: bool) -> Callable[[np.random.Generator], str]:
-    """1,800 trajectories (7 models × 4 directions × the clean-correct questions) of 90 questions; a
+    """:data:`N_TRAJ` trajectories (7 models × 4 directions × the clean-correct questions) of :data:`N_Q` questions; a
     question's trajectories share a random effect on flipping and on warning."""
 
     def draw(rng: np.random.Generator) -> str:
-        item = rng.integers(0, N_Q, 1800)
+        item = rng.integers(0, N_Q, N_TRAJ)
         qf, qw = rng.normal(0, 1, N_Q), rng.normal(0, 1, N_Q)
-        flip = rng.normal(0, 1, 1800) + qf[item] < 0.65
+        flip = rng.normal(0, 1, N_TRAJ) + qf[item] < 0.65
         warn_p = 0.14 if not positive else np.where(flip, 0.3, 0.1)
-        warned = rng.random(1800) < warn_p * np.exp(0.3 * qw[item]) / np.exp(0.045)
+        warned = rng.random(N_TRAJ) < warn_p * np.exp(0.3 * qw[item]) / np.exp(0.045)
         v = latent_difference(flip, warned)
         reps = D.cluster_bootstrap(lambda r: latent_difference(flip, warned, r), item, N_BOOT, rng)
         lo, hi = D.normal_intervals(v, reps, CI, df=DF_ALL)
@@ -348,14 +352,15 @@ def _latent(positive: bool) -> Callable[[np.random.Generator], str]:
 
 
 def _ground(positive: bool) -> Callable[[np.random.Generator], str]:
-    """80 ground-plane questions × 7 models: accuracy under top-down minus bottom-up per question (mean over the
-    four states, each a right/wrong answer), equal directions (null) or bottom-up 0.12 worse (positive)."""
+    """:data:`N_GROUND` ground-plane questions × 7 models: accuracy under top-down minus bottom-up per question
+    (mean over the four states, each a right/wrong answer), equal directions (null) or bottom-up 0.12 worse
+    (positive)."""
 
     def draw(rng: np.random.Generator) -> str:
-        q = rng.normal(0, 1, (80, 1, 1))
-        td = (q + rng.normal(0, 1, (80, N_MODELS, 4)) < 0.0).mean(2)
-        bu = (q + rng.normal(0, 1, (80, N_MODELS, 4)) < (-0.32 if positive else 0.0)).mean(2)
-        return paired_all_above(td - bu, N_BOOT, rng, CI, df=79).verdict
+        q = rng.normal(0, 1, (N_GROUND, 1, 1))
+        td = (q + rng.normal(0, 1, (N_GROUND, N_MODELS, 4)) < 0.0).mean(2)
+        bu = (q + rng.normal(0, 1, (N_GROUND, N_MODELS, 4)) < (-0.32 if positive else 0.0)).mean(2)
+        return paired_all_above(td - bu, N_BOOT, rng, CI, df=N_GROUND - 1).verdict
 
     return draw
 
@@ -381,18 +386,18 @@ RULES = (
     _check(7, "RL most fragile", _rl, "equal directions: T-RCI(r) 0.28 in all four",
            "Table I's W_D and W_T − T_mu per unit (RL worst in 11 of 19 rows)"),
     _check(8, "crop not blur", _crop, "equal drops 0.10 under crop, blur and contrast for every model",
-           "crop's drop 0.12 larger than blur's and contrast's for 4 of the 7 models", "7 models × 90 questions"),
+           "crop's drop 0.12 larger than blur's and contrast's for 4 of the 7 models", f"7 models × {N_Q} questions"),
     _check(9, "three regimes", _regimes, "28 curves, retentions on the edges 0.8 and 0.5 (no severe curve)",
-           "retentions 0.95, 0.65 and 0.25 (one curve in three each)", "28 traversal curves × 90 questions"),
+           "retentions 0.95, 0.65 and 0.25 (one curve in three each)", f"28 traversal curves × {N_Q} questions"),
     _check(10, "non-monotone curves", _monotone, "28 flat curves at 0.6 over five levels",
            "declining curves, a quarter of them gaining 0.12 at the middle level",
-           "28 traversal curves × 5 levels × 90 questions"),
+           f"28 traversal curves × 5 levels × {N_Q} questions"),
     _check(11, "weighting insensitive", _weighting, "two schemes whose true scores rank the 21 units with ρ = 0.9",
            "ρ = 0.97 (the paper's 0.95–0.99)"),
     _check(12, "D_spatial per state", _per_state, "per-state ρ(T_equal, T_no-spatial) = 0.9 in truth",
            "ρ = 0.97 (the paper's ∼0.95 read as nearly identical)", "336 per-state terms, 100 resamples"),
     _check(13, "latent instability", _latent, "warnings independent of flips (14 % warned either way)",
-           "30 % of flips warned before, 10 % false alarms", "1,800 trajectories of 90 questions"),
+           "30 % of flips warned before, 10 % false alarms", f"{N_TRAJ:,} trajectories of {N_Q} questions"),
     _check(14, "ground truth: bottom-up hurts more", _ground, "equal accuracy under top-down and bottom-up",
-           "bottom-up 0.12 less accurate for every model", "80 ground-plane questions × 7 models"),
+           "bottom-up 0.12 less accurate for every model", f"{N_GROUND} ground-plane questions × 7 models"),
 )
