@@ -218,6 +218,56 @@ def _organism(fmt: str, prefer: str | None) -> str | None:
     return ranked[0] if ranked else None
 
 
+def _ort_gemm_gflops(m: int = 2048, k: int = 96, n: int = 384, reps: int = 40) -> float:
+    """GFLOP/s of one ONNX Runtime Gemm (one thread) of the vision MLP's shape: the fast path's matmul rate."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w, b = rng.random((k, n), dtype=np.float32), rng.random(n, dtype=np.float32)
+    graph = helper.make_graph([helper.make_node("Gemm", ["A", "W", "B"], ["Y"])], "gemm",
+                              [helper.make_tensor_value_info("A", TensorProto.FLOAT, [None, k])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, n])],
+                              [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    a = rng.random((m, k), dtype=np.float32)
+    _, secs = _timed(lambda: [sess.run(None, {"A": a}) for _ in range(reps)], repeat=3)
+    return 2 * m * k * n * reps / secs / 1e9
+
+
+def _lean_flops_per_row(lm, images) -> float:
+    """FLOPs per row of the lean forward on the prepared batches of the last item set (torch's counter)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from vlmrobust.forward.lean import LeanLlava
+
+    sc = lm.extra["fast"]
+    lean, total, rows = LeanLlava(lm.model).eval(), 0.0, 0
+    for batch in next(reversed(sc._texts.values())):
+        feed = {k: torch.from_numpy(v) for k, v in batch.feed.items()}
+        feed["pixel_values"] = torch.from_numpy(sc.pixels([images[i] for i in batch.rows]))
+        with FlopCounterMode(display=False) as fc, torch.inference_mode():
+            lean(**{k: feed[k] for k in ("input_ids", "pixel_values", "position_ids", "image_index", "mask",
+                                         "gather")})
+        total, rows = total + fc.get_total_flops(), rows + len(batch.rows)
+    return total / rows
+
+
+def _cpu() -> str:
+    """The CPU's model name, family and model number (the ratio depends on the CPU's matmul units)."""
+    info = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, val = line.partition(":")
+            info.setdefault(key.strip(), val.strip())
+    except OSError:
+        return "unknown CPU"
+    return f"{info.get('model name', '?')}, family {info.get('cpu family', '?')} model {info.get('model', '?')}"
+
+
 def fast_line(args) -> None:
     """The fast path against the HF eager forward, side by side in this run (module docstring)."""
     from vlmrobust import corrupt, data, models, score, synth
@@ -258,12 +308,22 @@ def fast_line(args) -> None:
                                      for a, b in zip(out["hf"], out["fast"], strict=True)]))
         ratios[fmt] = best["hf"] / best["fast"]
         rows = 2 * len(items)
+        if fmt == "letters":
+            ceiling = (rows / best["hf"], rows / best["fast"], _lean_flops_per_row(lm, noisy))
         print(f"  {name} ({fmt}, {method}): HF {rows / best['hf']:7.1f} rows/s, fast {rows / best['fast']:7.1f} "
               f"rows/s ({ratios[fmt]:.2f}x); first fast call {setup:.1f} s (export or cache, text inputs)")
     after = os.getloadavg()
     busy = max(before[0], after[0]) > 0.5
     warn = (f"; WARNING: the cores were not idle (load {max(before[0], after[0]):.2f}), ratios are not the "
             "machine's") if busy else ""
+    if "letters" in ratios:
+        hf_rate, fast_rate, flops = ceiling
+        gemm = _ort_gemm_gflops()
+        top = gemm * 1e9 / flops
+        print(f"  ceiling on this core ({_cpu()}): ONNX Runtime's Gemm runs at {gemm:.0f} GFLOP/s and the lean "
+              f"forward costs {flops / 1e6:.1f} MFLOP per row, so with every other operation free the fast path "
+              f"would score {top:.0f} rows/s, {top / hf_rate:.2f}x the HF forward; it reaches "
+              f"{fast_rate / top:.0%} of that")
     r = " / ".join(f"{v:.2f} ({k})" for k, v in ratios.items())
     a = float(np.concatenate(agree).mean()) if agree else float("nan")
     print(f"fast path: {r} x the HF eager forward, max |dp| {max(dps, default=float('nan')):.1e}, "
