@@ -44,7 +44,7 @@ items_source: str = "synth"  # synth, a VLMEvalKit .tsv, an item-table .parquet 
 cross_sources: list = []  # further item sources for the label tables (the paper: MMMU val)
 pope_source: str = ""  # yes/no item source for drift to prior; empty: the yes/no items of items_source
 pope_template: str = ""  # prompt of the yes/no items (seed002_pope: the paper's one-word Yes/No); empty: template
-n_per_family: int = 6  # synthetic items per task family
+n_per_family: int = 9  # synthetic items per task family (81 items, 18 yes/no: the claim rules' size)
 image_size: int = 64  # rendered image side in pixels (the organisms see 64 x 64)
 max_items: int = 0  # cap on items read from a file or dataset (0 means no cap)
 n_subsets: int = 1  # disjoint random subsets of the items, each table given as mean and SD over them (paper: 4)
@@ -526,7 +526,7 @@ else:
 # `vlmrobust.analysis.drift.rules`). Two regions are the project's reading of the paper's words: "comparable or
 # greater" (finding (iv)) allows a larger rung down to half the smallest rung's flip rate, vulnerability or drift,
 # as App. A.7 calls 2.9 % "comparable" to 6-8 %; "drifts more" needs a gap of 1 % of the distance between unrelated
-# images. At 54 items most rules have little power: an undecided row says this run's items cannot tell, and the
+# images. At 81 items most rules have little power: an undecided row says this run's items cannot tell, and the
 # size that would. With blind twins (`params/05_representation_drift/blind.yaml`: models that see one grey image)
 # no claim about vision may come out reproduced; the blank-image prior is a claim about the language prior.
 

@@ -295,8 +295,10 @@ def test_notebook_08_defaults_resolve_to_themselves():
         if name not in ("models", "imagenet_c"):
             assert p.as_dict()[name] == value, name
     assert p.models == sweep.resolve_models([], default=("evaluated", "control"))
-    imagenet_c = list(corrupt.manifest("imagenet_c"))  # empty: the ImageNet-C part of the default sweep
-    assert defaults["imagenet_c"] == [] and p.imagenet_c == [c for c in corrupt.default_sweep() if c in imagenet_c]
+    imagenet_c = list(corrupt.manifest("imagenet_c"))
+    five = [c for c in corrupt.default_sweep() if c in imagenet_c]
+    assert defaults["imagenet_c"] == [*five, "pixelate"] and p.imagenet_c == defaults["imagenet_c"]
+    assert card.Params.resolve(defaults | {"imagenet_c": []}).imagenet_c == five  # empty: the default sweep's
     assert card.Params.resolve(defaults | {"imagenet_c": ["fog"]}).imagenet_c == ["fog"]
 
 

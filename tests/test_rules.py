@@ -53,3 +53,17 @@ def test_escalation_rules_are_drawn_at_the_notebooks_default_size():
     from vlmrobust.analysis.escalation import rules
 
     assert nbtools.parameters("07_escalation_traversal")["n_per_family"] == rules.PER_FAMILY
+
+
+def test_card_rules_are_drawn_at_the_notebooks_default_size():
+    from vlmrobust import nbtools
+    from vlmrobust.analysis.card import rules
+
+    assert len(nbtools.parameters("08_reliability_card")["imagenet_c"]) == rules.N_CORRUPTIONS
+
+
+def test_drift_rules_are_drawn_at_the_notebooks_default_size():
+    from vlmrobust import nbtools
+    from vlmrobust.analysis.drift import rules
+
+    assert nbtools.parameters("05_representation_drift")["n_per_family"] == rules.PER_FAMILY

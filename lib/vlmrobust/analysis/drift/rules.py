@@ -6,7 +6,8 @@ default size, and calls the same ``*_parts`` functions of :mod:`.decisions` the 
 (:mod:`vlmrobust.stats.nullsim`; ``python -m vlmrobust.analysis.rules --only 05``). The acceptance regions and
 where the paper states them are described in :mod:`.decisions`.
 
-**The default size.** 54 items (nine task families, ``n_per_family`` 6; 12 of them yes/no with K = 2),
+**The default size.** 81 items (nine task families, ``n_per_family`` 9, :data:`PER_FAMILY`; 18 of them yes/no with
+K = 2),
 per item 8 translations, 8 pads/crops, 1 scale, 2 scale+pads, 2 rotations and up to 3 instances of each
 overlay (one wrong letter per K - 1; 1 on a yes/no item), 1,000 control pairs, 9 attacked items, 500
 resamples. Instances of one item share its fragility (a logit-normal item effect, SD 1), so the draws are
@@ -15,7 +16,7 @@ the rate for several models is at most the one drawn.
 
 **Power at the default size** is low for several rules (printed by ``python -m vlmrobust.analysis.rules``):
 at 9 attacked items no ASR can clear 0.79 (9 of 9 gives a lower end of 0.66), and rungs 3.7 accuracy points
-apart (Table 5's Qwen 2B -> 4B) are not told apart by 54 items; such rows come out undecided with the number of
+apart (Table 5's Qwen 2B -> 4B) are not told apart by 81 items; such rows come out undecided with the number of
 items that would decide them.
 """
 
@@ -45,16 +46,19 @@ from .decisions import (
 )
 from .itemboot import TEXT, ItemBoot, Part
 
-__all__ = ["N_ITEMS", "N_YESNO", "N_BOOT", "N_CONTROL", "N_PGD", "INSTANCES", "PAPER_IFR", "SIZE", "RULES"]
+__all__ = ["PER_FAMILY", "N_ITEMS", "N_YESNO", "N_BOOT", "N_CONTROL", "N_PGD", "INSTANCES", "PAPER_IFR", "SIZE",
+           "RULES"]
 
 
-N_ITEMS, N_YESNO, N_BOOT, N_CONTROL, N_PGD = 54, 12, 500, 1000, 9
+PER_FAMILY = 9  # the notebook's default n_per_family (tests/test_rules.py holds them equal)
+N_ITEMS, N_YESNO = 9 * PER_FAMILY, 2 * PER_FAMILY  # nine task families, two of them yes/no
+N_BOOT, N_CONTROL, N_PGD = 500, 1000, 9
 #: Instances per item at the default protocol (overlays: one per wrong letter, K - 1 = 3; 1 on yes/no items).
 INSTANCES = {"translate": 8, "pad_crop": 8, "scale": 1, "scale_pad": 2, "rotate": 2, TEXT: 3, "random_text": 3,
              "box_overlay": 3}
 GEO = ("translate", "pad_crop", "scale", "scale_pad", "rotate")
-SIZE = ("54 items (9 families x 6; 12 yes/no), per item 8+8+1+2+2 geometric instances and 3 per overlay "
-        "(1 on yes/no items), 1,000 control pairs, 500 resamples, one model")
+SIZE = (f"{N_ITEMS} items (9 families x {PER_FAMILY}; {N_YESNO} yes/no), per item 8+8+1+2+2 geometric instances "
+        "and 3 per overlay (1 on yes/no items), 1,000 control pairs, 500 resamples, one model")
 #: Seed 002 Table 1 (Qwen3-VL-2B): instance flip rates.
 PAPER_IFR = {"translate": 0.062, "pad_crop": 0.065, "scale": 0.079, "scale_pad": 0.080, "rotate": 0.122,
              TEXT: 0.192, "random_text": 0.064, "box_overlay": 0.043}
@@ -197,8 +201,8 @@ def _both_ways(rw: float, wr: float) -> Callable[[np.random.Generator], str]:
 
 
 def _conservative(shift: float) -> Callable[[np.random.Generator], str]:
-    """Ground-truth-No yes/no items (half of 12): latent margin per item; clean and perturbed margins are two
-    noisy readings of it (SD 1), the perturbed ones moved by ``shift``; 29 instances per item."""
+    """Ground-truth-No yes/no items (half of :data:`N_YESNO`): latent margin per item; clean and perturbed margins are
+    two noisy readings of it (SD 1), the perturbed ones moved by ``shift``; 29 instances per item."""
     def draw(rng):
         n = N_YESNO // 2
         latent = rng.normal(-1.0, 1.5, n)
@@ -284,7 +288,7 @@ def _pgd(clean_acc: float, asr: float, n: int = N_PGD) -> Callable[[np.random.Ge
 
 
 def _prior(mean_yes: float) -> Callable[[np.random.Generator], str]:
-    """12 yes/no items on the blank image; P(Yes) per item spread around ``mean_yes`` (logit SD 1)."""
+    """:data:`N_YESNO` yes/no items on the blank image; P(Yes) per item spread around ``mean_yes`` (logit SD 1)."""
     def draw(rng):
         p = _expit(_logit(mean_yes) + rng.standard_normal(N_YESNO))
         one = np.ones(N_YESNO)
@@ -347,5 +351,5 @@ RULES = (
               "ASR exactly 0.79", "Table 29: ASR 0.81 (clean accuracy 61.7 %)", "9 attacked items, one mode"),
     RuleCheck("05.15 the blank prior answers No", _prior(0.5), _prior(0.1),
               "an indifferent prior: P(Yes | blank) about 0.5", "P(Yes | blank) about 0.1 ('No for nearly all')",
-              "12 yes/no items"),
+              f"{N_YESNO} yes/no items"),
 )
