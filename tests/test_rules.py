@@ -67,3 +67,16 @@ def test_drift_rules_are_drawn_at_the_notebooks_default_size():
     from vlmrobust.analysis.drift import rules
 
     assert nbtools.parameters("05_representation_drift")["n_per_family"] == rules.PER_FAMILY
+
+
+def test_rules_count_the_zoos_evaluated_organisms():
+    """The rules that simulate one unit per evaluated organism are drawn at the zoo's count: an organism added to
+    (or removed from) the evaluated role changes the default runs' size, and these rules must be redrawn with it."""
+    from vlmrobust.analysis.card import rules as card
+    from vlmrobust.analysis.escalation import rules as escalation
+    from vlmrobust.analysis.ras import rules as ras
+    from vlmrobust.models import zoo
+
+    n = len(zoo.names("evaluated"))
+    assert escalation.N_MODELS == card.N_MODELS == ras.DEFAULT_SIZE["n_models"] == n
+    assert card.N_CARD_MODELS == len(zoo.names(["evaluated", "control"]))
