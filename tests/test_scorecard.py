@@ -104,3 +104,11 @@ def test_the_readme_shows_the_committed_scorecard():
     card = pd.read_csv(committed, keep_default_na=False)
     assert sc.with_readme_table(readme, card) == readme, "rerun: python -m vlmrobust.scorecard --readme " + str(
         committed.relative_to(sc.paths.REPO_ROOT))
+
+
+def test_the_total_counts_no_card_row():
+    card = pd.DataFrame({"notebook": ["06_visibility_blind_spots", "08_reliability_card", "08_reliability_card"],
+                         "section": ["paper"] * 3, "final": ["reproduced", "reproduced", "undecided"]})
+    text = sc.markdown_summary(card)
+    assert "| the reliability card (no paper) | 1 | 1 |" in text
+    assert text.splitlines()[-1] == "| **all paper claims** | **1** | **0** |"

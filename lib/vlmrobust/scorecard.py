@@ -153,12 +153,14 @@ README_MARK = ("<!-- scorecard table: python -m vlmrobust.scorecard --readme fig
 
 
 def markdown_summary(card: pd.DataFrame) -> str:
-    """The counts of :func:`summary` as a Markdown table, with the paper claims' total per verdict."""
+    """The counts of :func:`summary` as a Markdown table, with the paper claims' total per verdict (the card's rows,
+    which make no paper's claim, are listed but not counted in it)."""
     s = summary(card)
     head = "| notebook | " + " | ".join(s.columns) + " |"
     lines = [head, "|---" * (len(s.columns) + 1) + "|"]
     lines += [f"| {name} | " + " | ".join(str(int(v)) for v in row) + " |" for name, row in s.iterrows()]
-    lines.append("| **all paper claims** | " + " | ".join(f"**{int(v)}**" for v in s.sum()) + " |")
+    claims = s[[not name.endswith("(no paper)") for name in s.index]]  # the card's rows are no paper's claims
+    lines.append("| **all paper claims** | " + " | ".join(f"**{int(v)}**" for v in claims.sum()) + " |")
     return "\n".join(lines)
 
 
