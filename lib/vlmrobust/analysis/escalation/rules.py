@@ -1,13 +1,12 @@
 r"""Notebook 07's claim rules against their nulls, by simulation (:class:`~vlmrobust.stats.nullsim.RuleCheck`).
 
 Each rule of :mod:`.claims` is a function of :mod:`.decide`; here the same function is applied to data drawn
-at the notebook's default size (:data:`PER_FAMILY` questions per task family): 7 models, three groups of 80,
-60 and 40 questions (180 in all; 21 model × group units), the four ladders and four traversals at four levels,
-and :data:`N_BOOT` = 100 question resamples. A unit's statistic is drawn as the mean over its questions of
-per-question values (a question effect shared by the models, which pairs them, plus noise), with per-question
-spreads that gave the run at 90 questions its standard errors (RCI_mu 0.04, T_mu 0.03, accuracies 0.05–0.08;
-√2 smaller at 180); the replicates are the same means on resampled questions
-(the pooled questions drawn with replacement, as :func:`~.replicates.item_bootstrap` draws them).
+at the notebook's default size (:data:`PER_FAMILY` questions per family): 7 models, groups of 80, 60 and 40
+questions (180; 21 model × group units), the four ladders and traversals at four levels, :data:`N_BOOT` = 100
+question resamples. A unit's statistic is the mean over its questions of per-question values (a question effect
+shared by the models, which pairs them, plus noise) whose spreads gave the run at 90 questions its standard errors
+(RCI_mu 0.04, T_mu 0.03, accuracies 0.05–0.08; √2 smaller at 180); the replicates are the same means on resampled
+questions (drawn with replacement from the pool, as :func:`~.replicates.item_bootstrap` draws them).
 
 **Nulls** (what each claim being false looks like): equal units for the "some instance" claims; RCI_mu and
 T_mu two noisy copies of one ranking (O4); exchangeable group labels (O1/O8); equal directions (O9); a
@@ -233,9 +232,8 @@ N_CURVES = N_MODELS * 4
 
 
 def _curves(rng: np.random.Generator, acc: np.ndarray, shared: float = 0.6) -> tuple[np.ndarray, np.ndarray]:
-    """Correctness of :data:`N_Q` questions on ``N_CURVES`` curves at the levels of ``acc`` (curves × levels, true
-    accuracies): a question's latent ease shared along its curve (pairing the levels) → per-curve accuracy per
-    level ``(curves, L)`` and its replicates ``(B, curves, L)``."""
+    """Right/wrong answers of :data:`N_Q` questions on ``N_CURVES`` curves at true accuracies ``acc`` (curves × L),
+    a question's ease shared along its curve → accuracies ``(curves, L)`` and replicates ``(B, curves, L)``."""
     z = rng.normal(0, 1, (N_Q, N_CURVES, 1)) * np.sqrt(shared) + rng.normal(0, 1, (N_Q, N_CURVES, acc.shape[1])) * \
         np.sqrt(1 - shared)
     X = (z < norm.ppf(acc)[None]).astype(float).reshape(N_Q, -1)
@@ -352,9 +350,8 @@ def _latent(positive: bool) -> Callable[[np.random.Generator], str]:
 
 
 def _ground(positive: bool) -> Callable[[np.random.Generator], str]:
-    """:data:`N_GROUND` ground-plane questions × 7 models: accuracy under top-down minus bottom-up per question
-    (mean over the four states, each a right/wrong answer), equal directions (null) or bottom-up 0.12 worse
-    (positive)."""
+    """:data:`N_GROUND` ground-plane questions × 7 models: top-down minus bottom-up accuracy per question (mean of
+    four right/wrong states), equal directions (null) or bottom-up 0.12 worse (positive)."""
 
     def draw(rng: np.random.Generator) -> str:
         q = rng.normal(0, 1, (N_GROUND, 1, 1))
