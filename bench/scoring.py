@@ -247,6 +247,7 @@ def _lean_flops_per_row(lm, images) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
     from vlmrobust.forward.lean import LeanLlava
+    from vlmrobust.forward.runtime import INPUTS
 
     sc = lm.extra["fast"]
     lean, total, rows = LeanLlava(lm.model).eval(), 0.0, 0
@@ -254,8 +255,7 @@ def _lean_flops_per_row(lm, images) -> float:
         feed = {k: torch.from_numpy(v) for k, v in batch.feed.items()}
         feed["pixel_values"] = torch.from_numpy(sc.pixels([images[i] for i in batch.rows]))
         with FlopCounterMode(display=False) as fc, torch.inference_mode():
-            lean(**{k: feed[k] for k in ("input_ids", "pixel_values", "position_ids", "image_index", "mask",
-                                         "gather")})
+            lean(**{k: feed[k] for k in INPUTS})
         total, rows = total + fc.get_total_flops(), rows + len(batch.rows)
     return total / rows
 
