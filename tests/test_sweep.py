@@ -516,3 +516,16 @@ def test_the_clock_counts_each_second_once_in_the_innermost_part():
                 time.sleep(0.02)
     sec = clock.seconds
     assert 0.035 <= sec["io"] < 0.08 and 0.025 <= sec["corrupt"] < 0.06 and sec["score"] == 0
+
+
+def test_a_sweep_removes_old_temporary_files_but_not_another_sweeps_write_in_progress(model_dirs, tmp_path):
+    import os
+
+    (tmp_path / "images").mkdir()
+    old = tmp_path / "images" / ".x__1__k.npz.tmp-1-aaaa"
+    young = tmp_path / "images" / ".x__1__k.npz.tmp-2-bbbb"  # another process writing the same cache now
+    for f in (old, young):
+        f.write_bytes(b"partial")
+    os.utime(old, (0, 0))
+    sweep.run_sweep(_spec(model_dirs), tmp_path, progress=False, **INJECT)
+    assert not old.exists() and young.exists()

@@ -23,6 +23,8 @@ __all__ = ["TIME_PARTS", "run_sweep", "run_shard", "read_table", "read_probes", 
            "default_image", "default_depth", "default_param", "level_items"]
 
 _MODEL_CACHE: dict[tuple, Any] = {}
+#: A temporary shard or image file older than this is a killed run's leftover (younger: a write in progress).
+STALE_SECONDS = 3600.0
 
 
 def default_corrupt(image: np.ndarray, name: str, level: int, *, seed: int, key: str, depth: Any = None,
@@ -306,8 +308,13 @@ def run_sweep(spec: SweepSpec, out_dir: str | os.PathLike, *, executor: str = "l
         needs_depth = _default_needs_depth
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for stale in [*out.glob(".*.parquet.tmp-*"), *out.glob("images/.*.npz.tmp-*")]:  # left by a killed run
-        stale.unlink(missing_ok=True)
+    now = time.time()
+    for stale in [*out.glob(".*.parquet.tmp-*"), *out.glob("images/.*.npz.tmp-*")]:
+        try:  # left by a killed run; a younger one may be another sweep's write in progress on the same cache
+            if now - stale.stat().st_mtime > STALE_SECONDS:
+                stale.unlink(missing_ok=True)
+        except FileNotFoundError:
+            pass
     shards = plan(spec, param_fn)
     kw = dict(corrupt_fn=corrupt_fn, image_fn=image_fn, depth_fn=depth_fn, needs_depth=needs_depth)
     t0 = time.perf_counter()
