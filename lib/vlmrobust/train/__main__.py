@@ -126,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
 
             talks = any(st.stream.mix.get("talk", 0) > 0 for st in cfg.stages)
             sections.append(confidence_section(models.load(out), verbal=talks))
+        if cfg.meta.get("property") == "haze-robust":
+            from .haze import card_section as haze_section
+
+            sections.append(haze_section(models.load(out)))
         sections += card_sections(models.load(out), cfg.role, keys, n=args.behaviour_n, n_total=args.eval_n,
                                  threshold=thresholds[-1] if thresholds else AWARE_THRESHOLD,
                                  command=f"python -m vlmrobust.train {cfg.name} --eval-n {args.eval_n} "
