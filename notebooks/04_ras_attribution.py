@@ -138,9 +138,12 @@ figures.save(fig, NB_ID, "fig4-regime-examples")
 # %%
 _ex = pairs.iloc[[i for i in examples.values() if i is not None]].assign(
     regime=[ras.REGIME_NAMES[k] for k, i in examples.items() if i is not None])
-print(f"{len(_ex)} of the 4 regimes have a pair in this run; among the pairs shown, RAS is lowest for "
-      f"{_ex.loc[_ex.RAS.idxmin(), 'regime']} ({_ex.RAS.min():+.2f}, {_ex.loc[_ex.RAS.idxmin(), 'perturbation']}) and "
-      f"highest for {_ex.loc[_ex.RAS.idxmax(), 'regime']} ({_ex.RAS.max():+.2f}).")
+if _ex.empty:  # e.g. blind twins: every pair sits on the boundary (ΔS = ΔC = 0 within boundary_tol)
+    print(f"0 of the 4 regimes have a pair in this run: all {len(pairs):,} pairs lie on the boundary.")
+else:
+    print(f"{len(_ex)} of the 4 regimes have a pair in this run; among the pairs shown, RAS is lowest for "
+          f"{_ex.loc[_ex.RAS.idxmin(), 'regime']} ({_ex.RAS.min():+.2f}, {_ex.loc[_ex.RAS.idxmin(), 'perturbation']})"
+          f" and highest for {_ex.loc[_ex.RAS.idxmax(), 'regime']} ({_ex.RAS.max():+.2f}).")
 
 # %% [markdown]
 # ## Table II — the model-level diagnosis
