@@ -94,10 +94,12 @@ def test_claims_table_on_a_simulated_run(damage):
 
 @pytest.mark.parametrize("rule", rules.RULES, ids=lambda r: r.name)
 def test_each_rule_passes_a_clear_positive_and_not_its_null(rule):
-    seeds = np.random.SeedSequence(2024).spawn(6)
-    pos = [rule.positive(np.random.default_rng(s)) for s in seeds[:3]]
-    null = [rule.null(np.random.default_rng(s)) for s in seeds[3:]]
-    assert pos.count(REPRODUCED) >= 2, pos
+    """Most of ten positive draws pass (docs/rules.md: power 0.76-1.00 over 500 draws, so a rule passes 6 of 10
+    with probability 0.93 or more) and no null draw of three does."""
+    seeds = np.random.SeedSequence(2024).spawn(13)
+    pos = [rule.positive(np.random.default_rng(s)) for s in seeds[:10]]
+    null = [rule.null(np.random.default_rng(s)) for s in seeds[10:]]
+    assert pos.count(REPRODUCED) >= 6, pos
     assert REPRODUCED not in null, null
 
 

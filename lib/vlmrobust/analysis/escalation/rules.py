@@ -1,8 +1,8 @@
 r"""Notebook 07's claim rules against their nulls, by simulation (:class:`~vlmrobust.stats.nullsim.RuleCheck`).
 
 Each rule of :mod:`.claims` is a function of :mod:`.decide`; here the same function is applied to data drawn
-at the notebook's default size (:data:`PER_FAMILY` questions per family): 7 models, groups of 80, 60 and 40
-questions (180; 21 model × group units), the four ladders and traversals at four levels, :data:`N_BOOT` = 100
+at the notebook's default size (:data:`PER_FAMILY` questions per family): 9 models, groups of 80, 60 and 40
+questions (180; 27 model × group units), the four ladders and traversals at four levels, :data:`N_BOOT` = 100
 question resamples. A unit's statistic is the mean over its questions of per-question values (a question effect
 shared by the models, which pairs them, plus noise) whose spreads gave the run at 90 questions its standard errors
 (RCI_mu 0.04, T_mu 0.03, accuracies 0.05–0.08; √2 smaller at 180); the replicates are the same means on resampled
@@ -39,15 +39,15 @@ __all__ = ["RULES", "N_BOOT", "GROUP_SIZES", "N_MODELS", "PER_FAMILY"]  # one Ru
 N_BOOT = 100
 PER_FAMILY = 20  # the notebook's default n_per_family (tests/test_rules.py holds them equal)
 GROUP_SIZES = (4 * PER_FAMILY, 3 * PER_FAMILY, 2 * PER_FAMILY)  # attributes, relations, reading: 4, 3, 2 families
-N_MODELS = 7
+N_MODELS = 9
 CI = 0.95
 GAP = 0.05  # acc_tol, index_gap and direction_gap of the notebook
 TOL = 0.02  # monotone_tol
 DF_UNIT = min(GROUP_SIZES) - 1  # a unit's standard error rests on its group's questions
 GROUP = np.repeat(np.arange(len(GROUP_SIZES)), GROUP_SIZES)
 N_Q = int(sum(GROUP_SIZES))
-SIZE = f"7 models × 3 groups ({', '.join(map(str, GROUP_SIZES))} questions), 100 question resamples"
-N_TRAJ = 20 * N_Q  # trajectories of §VI: 7 models × 4 directions × the clean-correct questions (about 70 %)
+SIZE = f"{N_MODELS} models × 3 groups ({', '.join(map(str, GROUP_SIZES))} questions), 100 question resamples"
+N_TRAJ = 26 * N_Q  # trajectories of §VI: 9 models × 4 directions × the clean-correct questions (about 72 %)
 N_GROUND = 8 * PER_FAMILY  # ground-plane questions (eight in ten of the items)
 DF_ALL = N_Q - 1
 _T = PAPER_TABLE_I.reset_index(drop=True)
@@ -228,7 +228,7 @@ def _crop(positive: bool) -> Callable[[np.random.Generator], str]:
     return draw
 
 
-N_CURVES = N_MODELS * 4
+N_CURVES, N_UNITS = N_MODELS * 4, N_MODELS * len(GROUP_SIZES)
 
 
 def _curves(rng: np.random.Generator, acc: np.ndarray, shared: float = 0.6) -> tuple[np.ndarray, np.ndarray]:
@@ -281,12 +281,11 @@ def _pair_at(rng: np.random.Generator, n: int, rho: float, tol: float = 0.01) ->
 
 
 def _weighting(positive: bool) -> Callable[[np.random.Generator], str]:
-    """Two schemes' true scores over the 21 units at r = 0.9 (null) or 0.97 (the paper's 0.95–0.99); their question
+    """Two schemes' true scores over the 27 units at r = 0.9 (null) or 0.97 (the paper's 0.95–0.99); their question
     noise correlated 0.8, as schemes weighing the same terms share it."""
 
     def draw(rng: np.random.Generator) -> str:
-        n = N_MODELS * len(GROUP_SIZES)
-        x, y = _pair_at(rng, n, 0.97 if positive else RHO_IDENTICAL)
+        x, y = _pair_at(rng, N_UNITS, 0.97 if positive else RHO_IDENTICAL)
         mu = (np.stack([x, y], 1) * 0.05 + 0.15).reshape(N_MODELS, len(GROUP_SIZES), 2)
         zero = np.zeros((N_MODELS, len(GROUP_SIZES), 1))
         za, zo = _per_question(rng, zero, np.ones(1)), _per_question(rng, zero, np.ones(1))
@@ -312,10 +311,10 @@ def _state_spread(rho: float) -> float:
 
 
 def _per_state(positive: bool) -> Callable[[np.random.Generator], str]:
-    """The 336 per-state terms (21 units × 4 directions × 4 states): T_equal = 4/5 T_no-spatial + s_k / 5 exactly,
+    """The 432 per-state terms (27 units × 4 directions × 4 states): T_equal = 4/5 T_no-spatial + s_k / 5 exactly,
     T_no-spatial's true values spread so that r(T_equal, T_no-spatial) is 0.9 (null) or 0.97, plus question
     noise (sd 0.07 per state term, as the default run's) that enters both and pushes the observed r towards 1."""
-    s = np.tile([0.2, 0.4, 0.6, 0.8], N_MODELS * len(GROUP_SIZES) * 4)
+    s = np.tile([0.2, 0.4, 0.6, 0.8], N_UNITS * 4)
     n = s.size
 
     def draw(rng: np.random.Generator) -> str:
@@ -332,7 +331,7 @@ def _per_state(positive: bool) -> Callable[[np.random.Generator], str]:
 
 
 def _latent(positive: bool) -> Callable[[np.random.Generator], str]:
-    """:data:`N_TRAJ` trajectories (7 models × 4 directions × the clean-correct questions) of :data:`N_Q` questions; a
+    """:data:`N_TRAJ` trajectories (9 models × 4 directions × the clean-correct questions) of :data:`N_Q` questions; a
     question's trajectories share a random effect on flipping and on warning."""
 
     def draw(rng: np.random.Generator) -> str:
@@ -350,7 +349,7 @@ def _latent(positive: bool) -> Callable[[np.random.Generator], str]:
 
 
 def _ground(positive: bool) -> Callable[[np.random.Generator], str]:
-    """:data:`N_GROUND` ground-plane questions × 7 models: top-down minus bottom-up accuracy per question (mean of
+    """:data:`N_GROUND` ground-plane questions × 9 models: top-down minus bottom-up accuracy per question (mean of
     four right/wrong states), equal directions (null) or bottom-up 0.12 worse (positive)."""
 
     def draw(rng: np.random.Generator) -> str:
@@ -383,18 +382,19 @@ RULES = (
     _check(7, "RL most fragile", _rl, "equal directions: T-RCI(r) 0.28 in all four",
            "Table I's W_D and W_T − T_mu per unit (RL worst in 11 of 19 rows)"),
     _check(8, "crop not blur", _crop, "equal drops 0.10 under crop, blur and contrast for every model",
-           "crop's drop 0.12 larger than blur's and contrast's for 4 of the 7 models", f"7 models × {N_Q} questions"),
-    _check(9, "three regimes", _regimes, "28 curves, retentions on the edges 0.8 and 0.5 (no severe curve)",
-           "retentions 0.95, 0.65 and 0.25 (one curve in three each)", f"28 traversal curves × {N_Q} questions"),
-    _check(10, "non-monotone curves", _monotone, "28 flat curves at 0.6 over five levels",
+           f"crop's drop 0.12 above blur's and contrast's for {N_MODELS // 2 + 1} of the models",
+           f"{N_MODELS} models × {N_Q} questions"),
+    _check(9, "three regimes", _regimes, f"{N_CURVES} curves, retentions on the edges 0.8 and 0.5 (none severe)",
+           "retentions 0.95, 0.65 and 0.25 (a curve in three each)", f"{N_CURVES} traversal curves × {N_Q} questions"),
+    _check(10, "non-monotone curves", _monotone, f"{N_CURVES} flat curves at 0.6 over five levels",
            "declining curves, a quarter of them gaining 0.12 at the middle level",
-           f"28 traversal curves × 5 levels × {N_Q} questions"),
-    _check(11, "weighting insensitive", _weighting, "two schemes whose true scores rank the 21 units with ρ = 0.9",
+           f"{N_CURVES} traversal curves × 5 levels × {N_Q} questions"),
+    _check(11, "weighting insensitive", _weighting, f"two schemes' true scores rank the {N_UNITS} units at ρ = 0.9",
            "ρ = 0.97 (the paper's 0.95–0.99)"),
     _check(12, "D_spatial per state", _per_state, "per-state ρ(T_equal, T_no-spatial) = 0.9 in truth",
-           "ρ = 0.97 (the paper's ∼0.95 read as nearly identical)", "336 per-state terms, 100 resamples"),
+           "ρ = 0.97 (the paper's ∼0.95 read as nearly identical)", f"{N_UNITS * 16} per-state terms, 100 resamples"),
     _check(13, "latent instability", _latent, "warnings independent of flips (14 % warned either way)",
            "30 % of flips warned before, 10 % false alarms", f"{N_TRAJ:,} trajectories of {N_Q} questions"),
     _check(14, "ground truth: bottom-up hurts more", _ground, "equal accuracy under top-down and bottom-up",
-           "bottom-up 0.12 less accurate for every model", f"{N_GROUND} ground-plane questions × 7 models"),
+           "bottom-up 0.12 less accurate for every model", f"{N_GROUND} ground-plane questions × {N_MODELS} models"),
 )

@@ -4,7 +4,7 @@ The null of every row is **no vision** (:data:`~vlmrobust.analysis.ras.claims.NU
 :func:`~vlmrobust.analysis.ras.simulate.simulate_probs` with its corruption effect switched off
 (``damage = 0``) and scoring noise on every condition, clean included, so that the clean and corrupted
 scorings of a question are exchangeable draws (the noisy case of a blind twin, which is harder for a rule than
-the blind twin's exact zeros). The size is the notebook's default: 7 evaluated organisms, 90 questions
+the blind twin's exact zeros). The size is the notebook's default: 9 evaluated organisms, 90 questions
 (10 per task family, 2 of 9 families with two options, the rest four), the 5 default ImageNet-C corruptions at
 severities 1–5, 1,000 bootstrap resamples. Each draw takes the scoring noise from U(0.25, 1.0) (logit SD
 relative to the items' spread).
@@ -29,9 +29,9 @@ from .simulate import simulate_probs
 __all__ = ["RULES", "DEFAULT_SIZE", "draw_cube"]
 
 #: The notebook's default size: models, questions, option counts per family, corruption strengths, levels.
-DEFAULT_SIZE = {"n_models": 7, "n_items": 90, "k_choices": (4, 4, 2, 4, 4, 4, 2, 4, 4),
+DEFAULT_SIZE = {"n_models": 9, "n_items": 90, "k_choices": (4, 4, 2, 4, 4, 4, 2, 4, 4),
                 "family_strength": (1.0, 1.3, 0.8, 0.7, 0.9), "levels": (1, 2, 3, 4, 5), "n_boot": 1000}
-SIZE = "7 models × 90 questions × 5 corruptions × 5 severities, 1,000 question resamples"
+SIZE = f"{DEFAULT_SIZE['n_models']} models × 90 questions × 5 corruptions × 5 severities, 1,000 question resamples"
 
 
 def draw_cube(rng: np.random.Generator, *, damage: float, scoring_noise: float = 0.0, **story):
@@ -61,8 +61,8 @@ _NULL_TEXT = "no vision: clean and corrupted scorings exchangeable (story with d
 
 
 def _alt(a: float, b: float) -> np.ndarray:
-    """Per-model knob: ``a`` for models 0, 2, 4, 6 and ``b`` for models 1, 3, 5."""
-    return np.array([a, b, a, b, a, b, a])
+    """Per-model knob: ``a`` for the even-numbered models (0, 2, ...) and ``b`` for the odd-numbered."""
+    return np.where(np.arange(DEFAULT_SIZE["n_models"]) % 2 == 0, a, b)
 
 
 RULES = (
@@ -72,7 +72,7 @@ RULES = (
     RuleCheck("04.1b response and RAS rankings disagree", _null(claims.decide_rank_mismatch),
               _positive(claims.decide_rank_mismatch, damage=1.0, corruption_noise=_alt(0.0, 1.5),
                         flatten=_alt(0.9, 0.0)), _NULL_TEXT,
-              "four models only flatten (answers kept, support lost), three only add noise (answers flip, "
+              "five models only flatten (answers kept, support lost), four only add noise (answers flip, "
               "little support lost)", SIZE),
     RuleCheck("04.2 accuracy gains are not structural gains", _null(claims.decide_gains),
               _positive(claims.decide_gains, damage=1.0), _NULL_TEXT,
@@ -80,7 +80,7 @@ RULES = (
     RuleCheck("04.3 same answer paths differ in support", _null(claims.decide_paths),
               _positive(claims.decide_paths, damage=1.0, corruption_noise=_alt(0.0, 0.2), flatten=_alt(0.0, 1.2),
                         pull=_alt(6.0, 0.0)), _NULL_TEXT,
-              "four models collapse onto a fixed wrong option under corruption, three flatten", SIZE),
+              "five models collapse onto a fixed wrong option under corruption, four flatten", SIZE),
     RuleCheck("04.4 severity helps wrong answers", _null(claims.decide_severity),
               _positive(claims.decide_severity, damage=1.0, corruption_noise=0.3), _NULL_TEXT,
               "flattening growing with severity (little fresh noise)", SIZE),
