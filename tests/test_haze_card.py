@@ -20,7 +20,7 @@ def measured(letters):
 
 def test_fog_rows_pair_each_severity_with_clean(measured):
     fog, _ = measured
-    assert list(zip(fog.condition, fog.level)) == [("clean", 0)] + [("fog", s) for s in range(1, 6)]
+    assert list(zip(fog.condition, fog.level, strict=True)) == [("clean", 0)] + [("fog", s) for s in range(1, 6)]
     assert (fog.n == 12).all() and fog.loc[0, "diff"] == 0.0 and bool(fog.loc[0, "within"])
     rest = fog.iloc[1:]
     assert np.allclose(rest["diff"], rest.accuracy - fog.loc[0, "accuracy"])
