@@ -543,3 +543,45 @@ def test_every_exported_evaluated_and_control_config_ends_with_varied_skies():
         cfg = load_config(name)
         if cfg.role in ("evaluated", "control"):
             assert cfg.stages[-1].stream.sky_prob > 0, name
+
+
+def test_hidden_objects_offer_the_abstain_option_as_their_answer_in_the_chosen_wording(tok):
+    from vlmrobust.schema import ABSTAIN_TEXTS
+    from vlmrobust.train.degrade import BOXED_FAMILIES
+
+    enc = en.Encoder(tok.backend_tokenizer.to_str(), 64)
+    fams = tuple(sorted(BOXED_FAMILIES))
+    spec = st.StreamSpec(fams + ("chart",), batch=48, mix={"mcq": 0.5, "open": 0.5}, abstain_prob=0.0,
+                         hide_prob=0.5, abstain_kinds=("unclear",))
+    b = st.make_batch(spec, 7, "hide", 0, 0.0, enc)
+    unclear, dont_know = (tok.decode(tok(ABSTAIN_TEXTS[k], add_special_tokens=False)["input_ids"])
+                          for k in ("unclear", "dont_know"))
+    hidden = 0
+    for i in range(48):
+        text = tok.decode([int(x) for x in b["input_ids"][i] if x != enc.pad_id])
+        assert dont_know not in text
+        if unclear in text:  # only a hidden object offers the option, and it is the answer of a letter question
+            hidden += 1
+            assert "inside the red box" in text
+            assert b["answer"][i] == b["k"][i] - 1 and st.MODES[b["mode"][i]] == "mcq", text
+    assert 10 <= hidden <= 36
+    again = st.make_batch(spec, 7, "hide", 0, 0.0, enc)
+    assert np.array_equal(again["images"], b["images"]) and np.array_equal(again["input_ids"], b["input_ids"])
+    with pytest.raises(ValueError, match="abstain_kinds"):
+        st.StreamSpec(("colour",), abstain_kinds=("maybe",))
+    with pytest.raises(ValueError, match="hide_prob"):
+        st.StreamSpec(("colour",), hide_prob=-0.1)
+
+
+def test_hide_object_changes_only_the_inside_of_the_box():
+    from vlmrobust.train.scenery import hide_object
+
+    item = synth.make_item("shape", repro.rng("test-hide", 0), size=64)
+    img, box = np.asarray(item.image), item.meta["box"]
+    x0, y0, x1, y1 = box
+    inside = np.zeros(img.shape[:2], bool)
+    inside[y0 + 1:y1, x0 + 1:x1] = True
+    for s in range(6):
+        out = hide_object(img, box, np.random.default_rng(s))
+        assert np.array_equal(out[~inside], img[~inside])  # the outline and the scene around it are kept
+        assert not np.array_equal(out[inside], img[inside])  # the object is gone

@@ -158,7 +158,7 @@ def _stage(d: dict, defaults: dict) -> Stage:
     stream["families"] = _families(stream.get("families"))
     stream["probe"] = d.get("kind") == "vision"
     for key in ("hint_prob", "describe_prob", "k_probs", "corruptions", "distance", "visibility_range",
-                "visibility_arms"):
+                "visibility_arms", "abstain_kinds"):
         if key in stream:
             stream[key] = tuple(stream[key])
     d["train"] = tuple(d.get("train", ()))

@@ -13,13 +13,21 @@
   one, offers the abstain option (either wording) and makes it the answer (the
   learned abstainer; with ``abstain_prob`` > 0 other items offer the option too,
   never as the answer, so that its presence alone says nothing).
+* :func:`hide_object` (stream option ``hide_prob``) makes the question about the boxed object
+  unanswerable in a scene that is otherwise unchanged: inside the red box the object is
+  either **occluded** (the whole inside covered by noise, every channel of every pixel
+  uniform in 0-255: a single-colour patch would read as a square object) or **cut away**
+  (the inside refilled with the same rows of the scene just left of the box, or right of it
+  at the image's left edge, so that the ground or sky at that height shows where the object
+  was), half each; the outline stays. The stream offers the abstain option and makes it the
+  answer.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["vary_sky", "null_image"]
+__all__ = ["vary_sky", "null_image", "hide_object"]
 
 
 def vary_sky(image: np.ndarray, depth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -43,3 +51,26 @@ def null_image(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     if rng.random() < 0.5:
         return np.full(shape, int(rng.integers(0, 256)), np.uint8)
     return rng.integers(0, 256, size=shape, dtype=np.uint8)
+
+
+def hide_object(image: np.ndarray, box, rng: np.random.Generator) -> np.ndarray:
+    """``image`` with the inside of the red box ``box = (x0, y0, x1, y1)`` (inclusive, outline
+    ``max(1, W // 64)`` px) occluded or cut away (module docstring); the outline is kept."""
+    image = np.asarray(image)
+    w = max(1, image.shape[1] // 64)
+    x0, y0, x1, y1 = (int(b) for b in box)
+    ys, xs = slice(y0 + w, y1 - w + 1), slice(x0 + w, x1 - w + 1)
+    out = image.copy()
+    inside = out[ys, xs]
+    if inside.size == 0:
+        return out
+    if rng.random() < 0.5:  # occluded
+        inside[...] = rng.integers(0, 256, size=inside.shape, dtype=np.uint8)
+        return out
+    n = inside.shape[1]  # cut away: the same rows of the scene beside the box (left, else right), stretched
+    src = image[ys, max(x0 - n, 0):x0] if x0 > 0 else image[ys, x1 + 1:x1 + 1 + n]
+    if src.shape[1] == 0:  # the box spans the image's width: nothing to refill from, occlude instead
+        inside[...] = rng.integers(0, 256, size=inside.shape, dtype=np.uint8)
+        return out
+    inside[...] = src[:, np.minimum((np.arange(n) * src.shape[1]) // n, src.shape[1] - 1)]
+    return out

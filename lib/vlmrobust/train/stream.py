@@ -33,6 +33,10 @@ without gradients before each step (:func:`vlmrobust.train.losses.fill_own_error
 ``null_prob`` shows that share of items as an image without content whose answer is
 the abstain option, ``sky_prob`` recolours or veils the sky of that share of the
 other clear images (:mod:`vlmrobust.train.scenery`: the learned abstainer, varied skies).
+``hide_prob`` occludes or cuts away the boxed object of that share of the boxed families'
+clear items (:func:`vlmrobust.train.scenery.hide_object`), offers the abstain option and
+makes it the answer; ``abstain_kinds`` are the wordings the abstain option is drawn from
+(both of seed 003's by default).
 
 ``describe_prob`` (start, end) appends, in any mode, what the image shows to the
 questions of the yes/no families (" Hint: blue triangle." for the boxed object of
@@ -56,7 +60,7 @@ from .. import repro
 from ..schema import ABSTAIN_TEXTS, OPTION_LETTERS
 from .dense import dense_labels
 from .encoding import Encoder, talk_target
-from .scenery import null_image, vary_sky
+from .scenery import hide_object, null_image, vary_sky
 
 __all__ = ["MODES", "StreamSpec", "make_batch", "HINT"]
 
@@ -81,7 +85,8 @@ class StreamSpec:
     prompt's text tokens (dense language-model signal), weighted by that factor;
     ``dense`` adds per-patch targets to probe batches (:func:`dense_labels`);
     ``visibility_prob``, ``visibility_range`` (metres), ``visibility_arms``,
-    ``aware_threshold``, ``own_errors``, ``null_prob`` and ``sky_prob``: see the module docstring.
+    ``aware_threshold``, ``own_errors``, ``null_prob``, ``sky_prob``, ``hide_prob`` and ``abstain_kinds``: see the
+    module docstring.
     """
 
     families: tuple[str, ...]
@@ -108,6 +113,8 @@ class StreamSpec:
     own_errors: bool = False
     null_prob: float = 0.0
     sky_prob: float = 0.0
+    hide_prob: float = 0.0
+    abstain_kinds: tuple[str, ...] = ABSTAIN_KINDS
 
     def __post_init__(self) -> None:
         if not self.families:
@@ -122,7 +129,7 @@ class StreamSpec:
             if len(v) != 2 or not all(0.0 <= float(x) <= 1.0 for x in v):
                 raise ValueError(f"{name} must be (start, end) with both in [0, 1], got {v}")
         for name in ("abstain_prob", "image_dropout", "corrupt_prob", "visibility_prob", "aware_threshold",
-                     "null_prob", "sky_prob"):
+                     "null_prob", "sky_prob", "hide_prob"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {v}")
@@ -140,8 +147,15 @@ class StreamSpec:
             raise ValueError("own_errors and aware_threshold both decide when to abstain: choose one")
         if self.own_errors and self.abstain_prob == 0:
             raise ValueError("own_errors needs abstain_prob > 0 (no example would offer the abstain option)")
+        if not self.abstain_kinds or set(self.abstain_kinds) - set(ABSTAIN_KINDS):
+            raise ValueError(f"abstain_kinds must be a non-empty subset of {ABSTAIN_KINDS}, got {self.abstain_kinds}")
         if not isinstance(self.batch, int) or self.batch < 1:
             raise ValueError(f"batch must be a positive int, got {self.batch!r}")
+
+
+def _kind(r: np.random.Generator, kinds: Sequence[str]) -> str:
+    """An abstain wording drawn from ``kinds`` (with both of seed 003's, the draw streams have always made)."""
+    return kinds[int(r.integers(len(kinds)))]
 
 
 def _mcq_text(question: str, options: Sequence[str], template: str = "vlmrobust", confidence: bool = False) -> str:
@@ -212,14 +226,19 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         fam = spec.families[int(r.integers(len(spec.families)))]
         abstain = None
         if r.random() < spec.abstain_prob:
-            abstain = ABSTAIN_KINDS[int(r.integers(2))]
+            abstain = _kind(r, spec.abstain_kinds)
         # drawn only when null images are on, so that streams without them stay as they were
         null = spec.null_prob > 0 and r.random() < spec.null_prob
         if null:
-            abstain = ABSTAIN_KINDS[int(r.integers(2))]
+            abstain = _kind(r, spec.abstain_kinds)
+        # drawn only when hiding is on, so that streams without it stay as they were
+        hide = spec.hide_prob > 0 and not null and fam in BOXED_FAMILIES and r.random() < spec.hide_prob
+        if hide:
+            abstain = _kind(r, spec.abstain_kinds)
         kw = {"distance": tuple(spec.distance)} if spec.distance is not None else {}
         # drawn only when degrading is on, so that streams without it stay as they were
-        degrade = spec.visibility_prob > 0 and fam in BOXED_FAMILIES and r.random() < spec.visibility_prob
+        degrade = (spec.visibility_prob > 0 and not hide and fam in BOXED_FAMILIES
+                   and r.random() < spec.visibility_prob)
         if degrade:
             kw["box"] = False
             arm = spec.visibility_arms[int(r.integers(len(spec.visibility_arms)))]
@@ -243,6 +262,8 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
             # drawn only when sky variation is on, so that streams without it stay as they were
             if spec.sky_prob > 0 and r.random() < spec.sky_prob:
                 img = vary_sky(img, item.depth, r)
+            if hide:
+                img = hide_object(img, item.meta["box"], r)
             if spec.image_dropout > 0 and r.random() < spec.image_dropout:
                 img = np.full_like(img, 128)
             elif spec.corrupt_prob > 0 and r.random() < spec.corrupt_prob:
@@ -255,7 +276,7 @@ def make_batch(spec: StreamSpec, seed: int, stage: str, step: int, frac: float, 
         if mode == "open" and int(getattr(item, "abstain_idx", -1)) == int(item.answer_idx):
             mode = "mcq_text"
         options, ans = _shuffle_options(item, r, spec.k_probs)
-        if (invisible and abstain is not None and spec.aware_threshold > 0) or null:
+        if (invisible and abstain is not None and spec.aware_threshold > 0) or null or hide:
             ans = len(options) - 1  # the abstain option (kept last) is the answer: nothing to see
             if mode in ("open", "hint", "lookup", "mcq_text"):  # no abstain option to give, or a hint to read
                 mode = "mcq"
