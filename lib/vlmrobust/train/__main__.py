@@ -130,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
             from .haze import card_section as haze_section
 
             sections.append(haze_section(models.load(out)))
+        if cfg.meta.get("property") == "hidden-abstainer":
+            from .hidden import card_section as hidden_section
+
+            sections.append(hidden_section(models.load(out)))
         sections += card_sections(models.load(out), cfg.role, keys, n=args.behaviour_n, n_total=args.eval_n,
                                  threshold=thresholds[-1] if thresholds else AWARE_THRESHOLD,
                                  command=f"python -m vlmrobust.train {cfg.name} --eval-n {args.eval_n} "
